@@ -1,0 +1,55 @@
+/**
+ * `createApp(deps)`: the Express application, built from ready components; it never
+ * listens. Order: request context → host guard → health → auth → body parsing → routes
+ * → 404 → error mapping.
+ */
+import express, { type Express } from "express";
+import type { Logger } from "pino";
+import type { AdminService } from "./admin/admin-service.js";
+import type { InferenceEngine } from "./engine/types.js";
+import type { ChatService } from "./inference/chat-service.js";
+import type { EmbeddingsService } from "./inference/embeddings-service.js";
+import type { ModelRegistry } from "./models/model-registry.js";
+import { authenticate } from "./http/authenticate.js";
+import { errorHandler, notFoundHandler } from "./http/error-handler.js";
+import { hostGuard } from "./http/host-guard.js";
+import "./http/locals.js";
+import { requestContext } from "./http/request-context.js";
+import { adminRoutes } from "./http/routes/admin-routes.js";
+import { chatRoutes } from "./http/routes/chat-routes.js";
+import { embeddingsRoutes } from "./http/routes/embeddings-routes.js";
+import { modelsRoutes } from "./http/routes/models-routes.js";
+
+export interface AppDeps {
+  logger: Logger;
+  admin: AdminService;
+  registry: ModelRegistry;
+  engine: InferenceEngine;
+  chat: ChatService;
+  embeddings: EmbeddingsService;
+  http: { host: string; allowedHosts: string[]; maxJsonBodyBytes: number };
+  version: string;
+}
+
+export function createApp(deps: AppDeps): Express {
+  const app = express();
+  const startedAt = Math.floor(Date.now() / 1000);
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.set("query parser", "simple");
+  app.use(requestContext(deps.logger));
+  app.use(hostGuard(deps.http.host, deps.http.allowedHosts));
+  app.get("/healthz", (_req, res) => {
+    res.json({ status: "ok", version: deps.version, engine: deps.engine.status() });
+  });
+  // Authenticate before reading a body: strangers cannot make us parse megabytes.
+  app.use("/v1", authenticate(deps.admin));
+  app.use(express.json({ limit: deps.http.maxJsonBodyBytes, strict: true }));
+  app.use(modelsRoutes(deps.registry, startedAt));
+  app.use(chatRoutes(deps.chat));
+  app.use(embeddingsRoutes(deps.embeddings));
+  app.use(adminRoutes(deps.admin));
+  app.use(notFoundHandler);
+  app.use(errorHandler);
+  return app;
+}

@@ -1,0 +1,271 @@
+#!/usr/bin/env node
+/**
+ * `pustaka`: serve the API, list and pull models, manage keys offline.
+ */
+import path from "node:path";
+import { Command, InvalidArgumentError, Option } from "commander";
+import { AdminService, DEFAULT_WORKSPACE_ID } from "./admin/admin-service.js";
+import { SCOPES, type Principal, type Scope } from "./admin/scopes.js";
+import { ConfigError, loadConfig, type Config, type ConfigInput } from "./config.js";
+import { loadCatalog } from "./models/catalog.js";
+import { formatParameterCount } from "./models/gguf-summary.js";
+import { downloadModel, type DownloadProgress } from "./models/model-download.js";
+import { ModelConfigError, ModelRegistry } from "./models/model-registry.js";
+import { startServer } from "./server.js";
+import { ApiKeyStore } from "./store/api-key-store.js";
+import { openDatabase } from "./store/database.js";
+import { WorkspaceStore } from "./store/workspace-store.js";
+import { VERSION } from "./version.js";
+
+interface CommonFlags {
+  config?: string;
+  dataDir?: string;
+  modelsDir?: string;
+  catalog?: string;
+  model: string[];
+}
+
+interface ServeFlags extends CommonFlags {
+  host?: string;
+  port?: number;
+  allowedHost: string[];
+  threads?: number;
+  gpu?: "auto" | "cpu";
+  idleUnload?: number;
+  contextSize?: number;
+  parallel?: number;
+  logLevel?: Config["logLevel"];
+}
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+function integer(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError("must be a non-negative integer");
+  return n;
+}
+
+/** `--model ID=PATH` values as a bindings map (paths made absolute). */
+export function parseBindings(values: string[]): Record<string, string> {
+  const bindings: Record<string, string> = {};
+  for (const value of values) {
+    const eq = value.indexOf("=");
+    if (eq <= 0 || eq === value.length - 1) throw new ConfigError(`--model expects ID=PATH, got '${value}'`);
+    bindings[value.slice(0, eq)] = path.resolve(value.slice(eq + 1));
+  }
+  return bindings;
+}
+
+function configFrom(flags: Partial<ServeFlags>): Config {
+  const overrides: ConfigInput = {
+    host: flags.host,
+    port: flags.port,
+    dataDir: flags.dataDir,
+    modelsDir: flags.modelsDir,
+    catalogPath: flags.catalog,
+    logLevel: flags.logLevel,
+    allowedHosts: flags.allowedHost?.length ? flags.allowedHost : undefined,
+    engine: { threads: flags.threads, gpu: flags.gpu, idleUnloadSeconds: flags.idleUnload },
+    chat: { contextSize: flags.contextSize, sequences: flags.parallel },
+    models: { bindings: parseBindings(flags.model ?? []) },
+  };
+  return loadConfig({ file: flags.config, overrides });
+}
+
+function withCommonOptions(command: Command): Command {
+  return command
+    .option("--config <file>", "JSON configuration file (see README)")
+    .option("--data-dir <dir>", "where the database lives (default: the platform's app-data folder, or PUSTAKA_DATA_DIR)")
+    .option("--models-dir <dir>", "folder scanned for .gguf models (default: <data-dir>/models)")
+    .option("--catalog <file>", "model catalog to use instead of the bundled one")
+    .option("--model <id=path>", "bind a model id, alias (svc-merlion-13b, svc-embed-1024) or new id to a GGUF file; repeatable", collect, []);
+}
+
+async function serve(flags: ServeFlags): Promise<void> {
+  const config = configFrom(flags);
+  const server = await startServer(config);
+  const out = process.stdout;
+  out.write(`Pustaka ${VERSION} listening on ${server.url}\n`);
+  out.write(`  OpenAI-compatible base URL: ${server.url}/v1\n`);
+  const names = server.registry.entries.map((e) => (e.aliases.length ? `${e.id} (${e.aliases.join(", ")})` : e.id));
+  out.write(`  models: ${names.length ? names.join(", ") : "none yet: run `pustaka models pull <id>` or pass --model ID=PATH"}\n`);
+  if (server.generatedAdminKey) {
+    out.write(`\n  Admin API key for the default workspace (shown once; only its hash is stored):\n    ${server.generatedAdminKey}\n\n`);
+  }
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) process.exit(130);
+    stopping = true;
+    process.stderr.write(`\n${signal}: shutting down (again to force)\n`);
+    server.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on("SIGINT", () => stop("SIGINT"));
+  process.on("SIGTERM", () => stop("SIGTERM"));
+}
+
+function progressPrinter(label: string): (p: DownloadProgress) => void {
+  const tty = process.stderr.isTTY;
+  const started = Date.now();
+  let lastPrinted = -10;
+  return ({ received, total, resumedFrom }) => {
+    const mb = (n: number) => (n / 1e6).toFixed(1);
+    const seconds = Math.max(0.001, (Date.now() - started) / 1000);
+    const rate = `${mb((received - resumedFrom) / seconds)} MB/s`;
+    if (total) {
+      const pct = Math.floor((received / total) * 100);
+      if (tty) {
+        const width = 30;
+        const filled = Math.round((received / total) * width);
+        process.stderr.write(`\r${label} [${"#".repeat(filled)}${".".repeat(width - filled)}] ${pct}% ${mb(received)}/${mb(total)} MB ${rate}   `);
+      } else if (pct >= lastPrinted + 10 || received === total) {
+        lastPrinted = pct;
+        process.stderr.write(`${label} ${pct}% ${mb(received)}/${mb(total)} MB ${rate}\n`);
+      }
+    } else if (tty) {
+      process.stderr.write(`\r${label} ${mb(received)} MB ${rate}   `);
+    }
+  };
+}
+
+async function pull(id: string, flags: CommonFlags): Promise<void> {
+  const config = configFrom(flags);
+  const catalog = loadCatalog(config.catalogPath);
+  const aliasTarget = catalog.aliases.find((a) => a.id === id)?.target;
+  const model = catalog.models.find((m) => m.id === (aliasTarget ?? id));
+  if (!model) {
+    throw new ConfigError(`'${id}' is not in the catalog. Known: ${[...catalog.models.map((m) => m.id), ...catalog.aliases.map((a) => a.id)].join(", ")}`);
+  }
+  const dest = path.join(config.modelsDir, model.source.filename);
+  process.stderr.write(`Pulling ${model.id} (${model.name}) from ${model.source.url}\n  into ${dest}\n`);
+  const controller = new AbortController();
+  process.once("SIGINT", () => controller.abort());
+  const result = await downloadModel({
+    url: model.source.url,
+    dest,
+    expectedSha256: model.source.sha256,
+    expectedBytes: model.source.bytes,
+    onProgress: progressPrinter(model.id),
+    signal: controller.signal,
+  });
+  if (process.stderr.isTTY) process.stderr.write("\n");
+  if (result.resumedFrom > 0) process.stderr.write(`  resumed from byte ${result.resumedFrom}\n`);
+  process.stdout.write(`${result.verified ? "verified" : "downloaded (no catalog hash to verify against)"}: ${result.path}\n  sha256 ${result.sha256}\n`);
+}
+
+async function listModels(flags: CommonFlags): Promise<void> {
+  const config = configFrom(flags);
+  const registry = await ModelRegistry.build({
+    modelsDir: config.modelsDir,
+    catalog: loadCatalog(config.catalogPath),
+    bindings: config.models.bindings,
+    onWarning: (m) => process.stderr.write(`warning: ${m}\n`),
+  });
+  const rows = registry.entries.map((e) => [e.id, e.type, e.gguf.architecture, formatParameterCount(e.gguf.parameters), e.gguf.quantization ?? "?", e.aliases.join(","), e.gguf.path]);
+  const installed = new Set(registry.entries.map((e) => e.catalog?.id));
+  for (const m of registry.catalog.models) if (!installed.has(m.id)) rows.push([m.id, m.type, m.architecture, m.parameters, m.quantization, "", "(not downloaded)"]);
+  const header = ["ID", "TYPE", "ARCH", "PARAMS", "QUANT", "ALIASES", "FILE"];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  for (const row of [header, ...rows]) process.stdout.write(`${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join("  ").trimEnd()}\n`);
+}
+
+function keysAdmin(flags: CommonFlags): { admin: AdminService; operator: Principal; close: () => void } {
+  const config = configFrom(flags);
+  const db = openDatabase(config.dataDir);
+  const admin = new AdminService(new WorkspaceStore(db), new ApiKeyStore(db));
+  admin.bootstrap(config.apiKey);
+  // Whoever can open the data directory owns the installation.
+  const operator: Principal = { workspaceId: DEFAULT_WORKSPACE_ID, keyId: "local-operator", keyName: "cli", scopes: new Set(SCOPES) };
+  return { admin, operator, close: () => db.close() };
+}
+
+function parseScopes(value: string): Scope[] {
+  const scopes = value
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const s of scopes) if (!(SCOPES as readonly string[]).includes(s)) throw new InvalidArgumentError(`unknown scope '${s}' (known: ${SCOPES.join(", ")})`);
+  return scopes as Scope[];
+}
+
+export function buildProgram(): Command {
+  const program = new Command("pustaka")
+    .description("Local AI workbench: OpenAI-compatible inference and grounded answers, offline.")
+    .version(VERSION)
+    .showHelpAfterError();
+
+  withCommonOptions(program.command("serve").description("serve the API on localhost"))
+    .option("--host <host>", "interface to bind (default 127.0.0.1)")
+    .option("--port <port>", "TCP port (default 7780; 0 = any free port)", integer)
+    .option("--allowed-host <name>", "extra Host header value to accept (reverse proxies); repeatable", collect, [])
+    .option("--threads <n>", "CPU threads per model context (default: physical cores)", integer)
+    .addOption(new Option("--gpu <mode>", "use a GPU when one is found, or force the CPU").choices(["auto", "cpu"]))
+    .option("--idle-unload <seconds>", "unload a model unused this long (default 600; 0 = never)", integer)
+    .option("--context-size <tokens>", "tokens per chat request, prompt + completion (default 4096)", integer)
+    .option("--parallel <n>", "chat requests generated at once per model (default 4)", integer)
+    .addOption(new Option("--log-level <level>", "log verbosity (JSON lines on stderr)").choices(["fatal", "error", "warn", "info", "debug", "trace", "silent"]))
+    .addHelpText(
+      "after",
+      "\nEnvironment: PUSTAKA_API_KEY (admin key of the default workspace; otherwise one is generated\n" +
+        "on first start and printed once), PUSTAKA_DATA_DIR, PUSTAKA_MODELS_DIR, PUSTAKA_HOST, PUSTAKA_PORT,\n" +
+        "PUSTAKA_THREADS, PUSTAKA_LOG_LEVEL. Flags win over the environment, which wins over --config.",
+    )
+    .action((flags: ServeFlags) => serve(flags));
+
+  const models = program.command("models").description("list and download models");
+  withCommonOptions(models.command("list").description("models found locally and in the catalog")).action((flags: CommonFlags) => listModels(flags));
+  withCommonOptions(models.command("pull <id>").description("download a catalog model or alias target (resumes; checks its sha256)")).action(
+    (id: string, flags: CommonFlags) => pull(id, flags),
+  );
+
+  const keys = program.command("keys").description("manage API keys directly in the data directory (no server needed)");
+  withCommonOptions(keys.command("create").description("create an API key and print its secret once"))
+    .option("--workspace <id>", "workspace id", DEFAULT_WORKSPACE_ID)
+    .requiredOption("--name <name>", "a label for the key")
+    .option("--scopes <list>", `comma-separated scopes (${SCOPES.join(", ")})`, parseScopes)
+    .action((flags: CommonFlags & { workspace: string; name: string; scopes?: Scope[] }) => {
+      const { admin, operator, close } = keysAdmin(flags);
+      try {
+        const { key, secret } = admin.createKey(operator, flags.workspace, { name: flags.name, scopes: flags.scopes });
+        process.stdout.write(`${key.id} ${key.scopes.join(",")}\n${secret}\n`);
+      } finally {
+        close();
+      }
+    });
+  withCommonOptions(keys.command("list").description("list the keys of a workspace"))
+    .option("--workspace <id>", "workspace id", DEFAULT_WORKSPACE_ID)
+    .action((flags: CommonFlags & { workspace: string }) => {
+      const { admin, operator, close } = keysAdmin(flags);
+      try {
+        for (const k of admin.listKeys(operator, flags.workspace, { limit: 100, order: "asc" }).data) {
+          process.stdout.write(`${k.id}  ${k.prefix}…  ${k.name}  [${k.scopes.join(",")}]${k.revokedAt ? "  REVOKED" : ""}\n`);
+        }
+      } finally {
+        close();
+      }
+    });
+  withCommonOptions(keys.command("revoke <keyId>").description("revoke a key"))
+    .option("--workspace <id>", "workspace id", DEFAULT_WORKSPACE_ID)
+    .action((keyId: string, flags: CommonFlags & { workspace: string }) => {
+      const { admin, operator, close } = keysAdmin(flags);
+      try {
+        admin.revokeKey(operator, flags.workspace, keyId);
+        process.stdout.write(`revoked ${keyId}\n`);
+      } finally {
+        close();
+      }
+    });
+  return program;
+}
+
+/** Errors a user can fix are one line; anything else is a bug and keeps its stack. */
+function report(error: unknown): never {
+  const name = (error as Error)?.name;
+  const known = error instanceof ConfigError || error instanceof ModelConfigError || name === "DownloadError" || name === "ServiceError";
+  process.stderr.write(`pustaka: ${known ? (error as Error).message : ((error as Error)?.stack ?? String(error))}\n`);
+  process.exit(known ? 2 : 1);
+}
+
+buildProgram().parseAsync(process.argv).catch(report);

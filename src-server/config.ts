@@ -1,0 +1,167 @@
+/**
+ * The one configuration object. Loaded and validated once (defaults < config file <
+ * environment < command-line flags) and passed down; no other module reads
+ * `process.env`.
+ */
+import { readFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
+
+/** Root of the installed package (holds `models/catalog.json`). */
+export const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), fileURLToPath(import.meta.url).includes(`${path.sep}dist${path.sep}`) ? "../.." : "..");
+
+const positiveInt = z.number().int().positive();
+
+export const ConfigSchema = z
+  .object({
+    /** Interface to bind. 127.0.0.1 keeps the API on this machine. */
+    host: z.string().min(1).default("127.0.0.1"),
+    /** TCP port; 0 picks a free one. */
+    port: z.number().int().min(0).max(65535).default(7780),
+    /** Where the database and stores live. */
+    dataDir: z.string().min(1),
+    /** Folder scanned for `.gguf` files; `models pull` downloads here. */
+    modelsDir: z.string().min(1),
+    /** Model catalog (JSON); defaults to the one shipped in `models/`. */
+    catalogPath: z.string().min(1).default(path.join(PACKAGE_ROOT, "models", "catalog.json")),
+    /** Admin key of the default workspace (`PUSTAKA_API_KEY`); generated on first start when absent. */
+    apiKey: z.string().min(16).optional(),
+    /** Extra `Host` header values accepted besides loopback names and the bound host (DNS-rebinding guard). */
+    allowedHosts: z.array(z.string()).default([]),
+    logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+    engine: z
+      .object({
+        /** `auto` uses a GPU when node-llama-cpp finds one (CUDA, Vulkan, Metal), else the CPU. */
+        gpu: z.enum(["auto", "cpu"]).default("auto"),
+        /** Threads per context; 0 = the physical core count node-llama-cpp detects. */
+        threads: z.number().int().min(0).max(256).default(0),
+        /** Seconds a loaded model may sit unused before it is unloaded; 0 = never. */
+        idleUnloadSeconds: z.number().int().min(0).default(600),
+      })
+      .prefault({}),
+    chat: z
+      .object({
+        /** Tokens per sequence (prompt + completion), capped by the model's training context. */
+        contextSize: positiveInt.default(4096),
+        /** Parallel sequences of one context: requests generated at once (continuous batching). */
+        sequences: positiveInt.max(64).default(4),
+        /** Requests allowed to wait for a free sequence; beyond that: 503 `server_busy`. */
+        maxQueued: z.number().int().min(0).default(64),
+      })
+      .prefault({}),
+    embeddings: z
+      .object({
+        /** Embedding contexts per model working in parallel (each gets threads/contexts threads). */
+        contexts: positiveInt.max(16).default(1),
+        /** Maximum strings in one embeddings request. */
+        maxInputs: positiveInt.default(2048),
+      })
+      .prefault({}),
+    limits: z
+      .object({
+        /** Largest JSON request body, in bytes. */
+        maxJsonBodyBytes: positiveInt.default(8 * 1024 * 1024),
+      })
+      .prefault({}),
+    models: z
+      .object({
+        /** id → GGUF path: binds catalog ids, aliases (`svc-merlion-13b`) or new ids to local files. */
+        bindings: z.record(z.string().min(1), z.string().min(1)).default({}),
+        defaultChat: z.string().default("svc-merlion-13b"),
+        defaultEmbedding: z.string().default("svc-embed-1024"),
+      })
+      .prefault({}),
+  })
+  .strict();
+
+export type Config = z.infer<typeof ConfigSchema>;
+type DeepPartial<T> = T extends readonly unknown[] ? T : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> | undefined } : T;
+/** What a config file or the command line may set (every field optional, nested too). */
+export type ConfigInput = DeepPartial<z.input<typeof ConfigSchema>>;
+
+/** Default data directory per platform (XDG on Linux). */
+export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
+  const home = os.homedir();
+  if (process.platform === "win32") return path.join(env.APPDATA ?? path.join(home, "AppData", "Roaming"), "Pustaka");
+  if (process.platform === "darwin") return path.join(home, "Library", "Application Support", "Pustaka");
+  return path.join(env.XDG_DATA_HOME ?? path.join(home, ".local", "share"), "pustaka");
+}
+
+export interface LoadConfigOptions {
+  /** JSON config file (`--config`). */
+  file?: string;
+  /** Values from command-line flags; win over everything else. */
+  overrides?: ConfigInput;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Thrown for an invalid configuration; the message lists every problem. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Environment variables understood, and where each lands. */
+function fromEnv(env: NodeJS.ProcessEnv): ConfigInput {
+  const out: Record<string, unknown> = {};
+  if (env.PUSTAKA_API_KEY) out.apiKey = env.PUSTAKA_API_KEY;
+  if (env.PUSTAKA_HOST) out.host = env.PUSTAKA_HOST;
+  if (env.PUSTAKA_PORT) out.port = Number(env.PUSTAKA_PORT);
+  if (env.PUSTAKA_DATA_DIR) out.dataDir = env.PUSTAKA_DATA_DIR;
+  if (env.PUSTAKA_MODELS_DIR) out.modelsDir = env.PUSTAKA_MODELS_DIR;
+  if (env.PUSTAKA_LOG_LEVEL) out.logLevel = env.PUSTAKA_LOG_LEVEL;
+  if (env.PUSTAKA_THREADS) out.engine = { threads: Number(env.PUSTAKA_THREADS) };
+  return out;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Deep merge of plain objects; later sources win, arrays and scalars are replaced. */
+export function mergeConfig(...sources: unknown[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const source of sources) {
+    if (!isPlainObject(source)) continue;
+    for (const [key, value] of Object.entries(source)) {
+      if (value === undefined) continue;
+      const prev = out[key];
+      out[key] = isPlainObject(prev) && isPlainObject(value) ? mergeConfig(prev, value) : value;
+    }
+  }
+  return out;
+}
+
+function readConfigFile(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    throw new ConfigError(`cannot read config file ${file}: ${(error as Error).message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`config file ${file} is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+/** Loads and validates the configuration. Throws `ConfigError` listing every invalid field. */
+export function loadConfig(options: LoadConfigOptions = {}): Config {
+  const env = options.env ?? process.env;
+  const fileValues = options.file ? readConfigFile(options.file) : {};
+  const merged = mergeConfig(fileValues, fromEnv(env), options.overrides);
+  merged.dataDir ??= defaultDataDir(env);
+  merged.modelsDir ??= path.join(merged.dataDir as string, "models");
+  const parsed = ConfigSchema.safeParse(merged);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n  ${problems.join("\n  ")}`);
+  }
+  const config = parsed.data;
+  config.dataDir = path.resolve(config.dataDir);
+  config.modelsDir = path.resolve(config.modelsDir);
+  for (const [id, file] of Object.entries(config.models.bindings)) config.models.bindings[id] = path.resolve(file);
+  return config;
+}

@@ -1,0 +1,117 @@
+/**
+ * Translates the service's chat messages and tools into node-llama-cpp's chat history
+ * and function definitions.
+ */
+import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelFunctions, ChatModelResponse, GbnfJsonSchema } from "node-llama-cpp";
+import { invalidRequest } from "../errors.js";
+import type { ChatMessage, ToolDefinition } from "./types.js";
+
+function parseArguments(text: string, param: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw invalidRequest(`${param} is not valid JSON`, "invalid_tool_arguments", param);
+  }
+}
+
+/**
+ * Builds the history node-llama-cpp renders with the model's chat template. Tool
+ * results are attached to the assistant call they answer; consecutive messages of one
+ * role are merged (many templates require strict alternation); the history ends with
+ * an open model turn for the completion (or continues a final assistant message).
+ */
+export function toLlamaHistory(messages: readonly ChatMessage[]): ChatHistoryItem[] {
+  const history: ChatHistoryItem[] = [];
+  const pendingCalls = new Map<string, ChatModelFunctionCall>();
+  const last = () => history.at(-1);
+
+  messages.forEach((message, i) => {
+    switch (message.role) {
+      case "system": {
+        const prev = last();
+        if (prev?.type === "system" && typeof prev.text === "string") prev.text += `\n\n${message.content}`;
+        else history.push({ type: "system", text: message.content });
+        break;
+      }
+      case "user": {
+        const prev = last();
+        if (prev?.type === "user") prev.text += `\n\n${message.content}`;
+        else history.push({ type: "user", text: message.content });
+        break;
+      }
+      case "assistant": {
+        const prev = last();
+        const item: ChatModelResponse = prev?.type === "model" ? prev : { type: "model", response: [] };
+        if (item !== prev) history.push(item);
+        if (message.content) item.response.push(message.content);
+        message.toolCalls.forEach((call, j) => {
+          const functionCall: ChatModelFunctionCall = {
+            type: "functionCall",
+            name: call.name,
+            params: parseArguments(call.arguments, `messages.${i}.tool_calls.${j}.function.arguments`),
+            result: undefined,
+            startsNewChunk: j === 0 ? true : undefined,
+          };
+          pendingCalls.set(call.id, functionCall);
+          item.response.push(functionCall);
+        });
+        break;
+      }
+      case "tool": {
+        const call = pendingCalls.get(message.toolCallId);
+        if (!call) {
+          throw invalidRequest(
+            `messages.${i}: a 'tool' message must answer a tool_call_id of a preceding assistant message ('${message.toolCallId}' is unknown)`,
+            "invalid_tool_message",
+            `messages.${i}.tool_call_id`,
+          );
+        }
+        pendingCalls.delete(message.toolCallId);
+        call.result = message.content;
+        break;
+      }
+    }
+  });
+  if (pendingCalls.size > 0) {
+    const ids = [...pendingCalls.keys()].join(", ");
+    throw invalidRequest(`an assistant message with 'tool_calls' must be followed by tool messages answering each call (missing: ${ids})`, "invalid_tool_message", "messages");
+  }
+  if (last()?.type !== "model") history.push({ type: "model", response: [] });
+  return history;
+}
+
+/** Tools as node-llama-cpp function definitions (their JSON Schemas become grammars). */
+export function toLlamaFunctions(tools: readonly ToolDefinition[]): ChatModelFunctions {
+  const functions: Record<string, ChatModelFunctions[string]> = {};
+  for (const tool of tools) {
+    functions[tool.name] = {
+      description: tool.description,
+      params: tool.parameters ? (sanitizeSchema(tool.parameters) as GbnfJsonSchema) : undefined,
+    };
+  }
+  return functions;
+}
+
+/** Keywords that only annotate a schema; the grammar builder does not need them. */
+const ANNOTATIONS = new Set(["$schema", "$id", "title", "examples", "default", "strict", "$comment", "deprecated", "readOnly", "writeOnly"]);
+
+/**
+ * Drops annotation keywords that OpenAI clients commonly send, recursively, so schemas
+ * written for OpenAI's structured outputs work here unchanged. Constraint keywords are
+ * kept: the grammar builder rejects those it cannot enforce, and that becomes a 400.
+ */
+export function sanitizeSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(sanitizeSchema);
+  if (typeof schema !== "object" || schema === null) return schema;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (ANNOTATIONS.has(key)) continue;
+    // Inside `properties`, keys are property names, not keywords: keep them all.
+    if (key === "properties" && typeof value === "object" && value !== null && !Array.isArray(value)) {
+      out[key] = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([name, sub]) => [name, sanitizeSchema(sub)]));
+    } else {
+      out[key] = sanitizeSchema(value);
+    }
+  }
+  return out;
+}

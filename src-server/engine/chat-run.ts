@@ -1,0 +1,158 @@
+/**
+ * One chat generation on node-llama-cpp: admission (grammar, prompt length, a free
+ * sequence) and the token stream, turned from callbacks into an async generator.
+ */
+import { LlamaChat, TokenMeter, type ChatHistoryItem, type ChatModelFunctions, type ChatWrapper, type Llama, type LlamaContextSequence, type LlamaGrammar, type LlamaModel } from "node-llama-cpp";
+import { invalidRequest, type ServiceError } from "../errors.js";
+import { randomBase62 } from "../ids.js";
+import { AsyncQueue } from "./async-queue.js";
+import { sanitizeSchema, toLlamaFunctions, toLlamaHistory } from "./chat-history.js";
+import type { LeasePool } from "./lease-pool.js";
+import type { ChatEvent, ChatGenerationInput, ChatRun, FinishReason, ResponseFormat, ToolCall } from "./types.js";
+
+export interface ChatSlot {
+  pool: LeasePool<LlamaContextSequence>;
+  wrapper: ChatWrapper;
+  /** Tokens per sequence. */
+  contextSize: number;
+}
+
+export interface StartChatArgs {
+  llama: Llama;
+  model: LlamaModel;
+  slot: ChatSlot;
+  input: ChatGenerationInput;
+  signal: AbortSignal;
+  /** Called exactly once when the run no longer needs the model. */
+  onDone: () => void;
+}
+
+function contextLengthExceeded(message: string, param: string): ServiceError {
+  return invalidRequest(message, "context_length_exceeded", param);
+}
+
+async function createGrammar(llama: Llama, format: ResponseFormat): Promise<LlamaGrammar | undefined> {
+  if (format.type === "text") return undefined;
+  if (format.type === "json_object") return llama.getGrammarFor("json");
+  try {
+    return await llama.createGrammarForJsonSchema(sanitizeSchema(format.schema) as never);
+  } catch (error) {
+    throw invalidRequest(`response_format.json_schema.schema is not supported: ${(error as Error).message}`, "unsupported_json_schema", "response_format.json_schema.schema");
+  }
+}
+
+/** Prompt tokens exactly as the chat template renders them, counted with the model's tokenizer. */
+function countPromptTokens(wrapper: ChatWrapper, model: LlamaModel, history: ChatHistoryItem[], functions: ChatModelFunctions | undefined): number {
+  const { contextText } = wrapper.generateContextState({ chatHistory: history, availableFunctions: functions, documentFunctionParams: true });
+  return contextText.tokenize(model.tokenizer).length;
+}
+
+function finishReasonOf(stopReason: string): FinishReason {
+  if (stopReason === "maxTokens") return "length";
+  if (stopReason === "functionCalls") return "tool_calls";
+  return "stop";
+}
+
+/** Admits a generation and returns its run; see `InferenceEngine.startChat`. */
+export async function startChatRun(args: StartChatArgs): Promise<ChatRun> {
+  const { llama, model, slot, input, signal } = args;
+  let done = false;
+  const finish = (): void => {
+    if (!done) {
+      done = true;
+      args.onDone();
+    }
+  };
+  let sequence: LlamaContextSequence;
+  let history: ChatHistoryItem[];
+  let functions: ChatModelFunctions | undefined;
+  let grammar: LlamaGrammar | undefined;
+  let promptTokens: number;
+  let maxTokens: number;
+  try {
+    history = toLlamaHistory(input.messages);
+    functions = input.toolChoice !== "none" && input.tools.length > 0 ? toLlamaFunctions(input.tools) : undefined;
+    if (functions && input.responseFormat.type !== "text") {
+      throw invalidRequest("response_format cannot be combined with tools on this server", "unsupported_parameter_combination", "response_format");
+    }
+    grammar = await createGrammar(llama, input.responseFormat);
+    promptTokens = countPromptTokens(slot.wrapper, model, history, functions);
+    if (promptTokens >= slot.contextSize) {
+      throw contextLengthExceeded(`This model's context is ${slot.contextSize} tokens per request, but the messages take ${promptTokens} tokens. Shorten the messages.`, "messages");
+    }
+    if (input.maxTokens !== undefined && promptTokens + input.maxTokens > slot.contextSize) {
+      throw contextLengthExceeded(
+        `This model's context is ${slot.contextSize} tokens per request; you asked for ${promptTokens + input.maxTokens} tokens (${promptTokens} in the messages, ${input.maxTokens} in the completion). Reduce max_tokens or the messages.`,
+        "max_tokens",
+      );
+    }
+    maxTokens = input.maxTokens ?? slot.contextSize - promptTokens;
+    sequence = await slot.pool.acquire(signal);
+  } catch (error) {
+    finish();
+    throw error;
+  }
+
+  let released = false;
+  const release = (): void => {
+    if (released) return;
+    released = true;
+    slot.pool.release(sequence);
+    finish();
+  };
+  // If the consumer never starts the stream (client gone before the first read), the
+  // request's abort still returns the sequence.
+  const onAbortBeforeStart = (): void => release();
+  signal.addEventListener("abort", onAbortBeforeStart, { once: true });
+
+  async function* events(): AsyncGenerator<ChatEvent, void, undefined> {
+    signal.removeEventListener("abort", onAbortBeforeStart);
+    if (released) return;
+    const stop = new AbortController();
+    const onAbort = (): void => stop.abort(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    const queue = new AsyncQueue<ChatEvent>();
+    const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: slot.wrapper, autoDisposeSequence: false });
+    const meterBefore = sequence.tokenMeter.getState();
+    const { temperature, topP, topK, minP, seed, frequencyPenalty, presencePenalty, repeatPenalty } = input.sampling;
+    const penalize = frequencyPenalty !== undefined || presencePenalty !== undefined || repeatPenalty !== undefined;
+    const common = {
+      signal: stop.signal,
+      stopOnAbortSignal: true,
+      maxTokens,
+      temperature,
+      topP,
+      topK,
+      minP,
+      seed,
+      repeatPenalty: penalize ? { frequencyPenalty, presencePenalty, penalty: repeatPenalty } : (false as const),
+      customStopTriggers: input.stop.length > 0 ? input.stop : undefined,
+      onTextChunk: (text: string) => queue.push({ type: "text", text }),
+    };
+    const generation = (functions ? chat.generateResponse(history, { ...common, functions, documentFunctionParams: true }) : chat.generateResponse(history, { ...common, grammar }))
+      .then((result) => {
+        if (result.metadata.stopReason !== "abort") {
+          const toolCalls: ToolCall[] = (result.functionCalls ?? []).map((call) => ({
+            id: `call_${randomBase62(24)}`,
+            name: call.functionName,
+            arguments: JSON.stringify(call.params ?? {}),
+          }));
+          const completionTokens = TokenMeter.diff(sequence.tokenMeter, meterBefore).usedOutputTokens;
+          const finishReason = toolCalls.length > 0 ? "tool_calls" : finishReasonOf(result.metadata.stopReason);
+          queue.push({ type: "end", finishReason, toolCalls, completionTokens });
+        }
+        queue.end();
+      })
+      .catch((error: unknown) => queue.fail(error));
+    try {
+      for await (const event of queue) yield event;
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+      stop.abort();
+      await generation;
+      chat.dispose();
+      release();
+    }
+  }
+  return { promptTokens, contextSize: slot.contextSize, events: events() };
+}

@@ -1,0 +1,45 @@
+/**
+ * Embeds a list of inputs across a model's pool of embedding contexts. Inputs from
+ * all concurrent requests share the pool, so contexts never sit idle while work waits.
+ */
+import type { LlamaModel } from "node-llama-cpp";
+import { invalidRequest } from "../errors.js";
+import type { EmbedSlot } from "./loaded-model.js";
+import type { EmbeddingResult } from "./types.js";
+
+/** Scales a vector to unit length (OpenAI's embeddings are normalised; cosine = dot). */
+export function normalize(values: ArrayLike<number>): Float32Array {
+  let sum = 0;
+  for (let i = 0; i < values.length; i++) sum += (values[i] ?? 0) ** 2;
+  const norm = Math.sqrt(sum) || 1;
+  const out = new Float32Array(values.length);
+  for (let i = 0; i < values.length; i++) out[i] = (values[i] ?? 0) / norm;
+  return out;
+}
+
+export async function embedInputs(slot: EmbedSlot, model: LlamaModel, inputs: string[], signal: AbortSignal): Promise<EmbeddingResult> {
+  // Check every length before spending time on any embedding.
+  let promptTokens = 0;
+  inputs.forEach((text, i) => {
+    // +2: the beginning/end tokens the embedding context adds.
+    const tokens = model.tokenize(text, false).length + 2;
+    if (tokens >= slot.contextSize) {
+      const param = inputs.length === 1 ? "input" : `input.${i}`;
+      throw invalidRequest(`${param} is ${tokens} tokens; this model accepts at most ${slot.contextSize - 1} tokens per input`, "context_length_exceeded", param);
+    }
+    promptTokens += tokens;
+  });
+  const vectors = await Promise.all(
+    inputs.map(async (text) => {
+      const context = await slot.pool.acquire(signal);
+      try {
+        signal.throwIfAborted();
+        const embedding = await context.getEmbeddingFor(text);
+        return normalize(embedding.vector);
+      } finally {
+        slot.pool.release(context);
+      }
+    }),
+  );
+  return { vectors, promptTokens };
+}

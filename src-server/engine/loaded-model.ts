@@ -1,0 +1,98 @@
+/**
+ * A model in memory and the contexts created for it on demand: one chat context with
+ * several sequences, and a small pool of embedding contexts.
+ */
+import { resolveChatWrapper, type Llama, type LlamaContextSequence, type LlamaEmbeddingContext, type LlamaModel } from "node-llama-cpp";
+import type { ModelEntry } from "../models/model-registry.js";
+import type { ChatSlot } from "./chat-run.js";
+import { LeasePool } from "./lease-pool.js";
+
+export interface LoadedModelOptions {
+  threads: number;
+  chat: { contextSize: number; sequences: number; maxQueued: number };
+  embeddings: { contexts: number; maxQueued: number };
+}
+
+export interface EmbedSlot {
+  pool: LeasePool<LlamaEmbeddingContext>;
+  /** Longest input in tokens. */
+  contextSize: number;
+}
+
+export class LoadedModel {
+  /** Runs and requests currently holding the model. */
+  activeLeases = 0;
+  lastUsedAt = Date.now();
+  private chatSlot: Promise<ChatSlot> | undefined;
+  private embedSlot: Promise<EmbedSlot> | undefined;
+  private readonly disposers: (() => Promise<void>)[] = [];
+
+  constructor(
+    readonly entry: ModelEntry,
+    readonly llama: Llama,
+    readonly model: LlamaModel,
+    private readonly options: LoadedModelOptions,
+  ) {}
+
+  get kinds(): ("chat" | "embedding")[] {
+    return [...(this.chatSlot ? ["chat" as const] : []), ...(this.embedSlot ? ["embedding" as const] : [])];
+  }
+
+  /** The chat context, created on first use. */
+  chat(): Promise<ChatSlot> {
+    this.chatSlot ??= this.createChatSlot().catch((error: unknown) => {
+      this.chatSlot = undefined;
+      throw error;
+    });
+    return this.chatSlot;
+  }
+
+  /** The embedding contexts, created on first use. */
+  embedder(): Promise<EmbedSlot> {
+    this.embedSlot ??= this.createEmbedSlot().catch((error: unknown) => {
+      this.embedSlot = undefined;
+      throw error;
+    });
+    return this.embedSlot;
+  }
+
+  /** Set as soon as disposal starts; a disposed model must not be leased. */
+  disposed = false;
+
+  async dispose(): Promise<void> {
+    this.disposed = true;
+    for (const dispose of this.disposers.splice(0).reverse()) await dispose();
+    await this.model.dispose();
+  }
+
+  private async createChatSlot(): Promise<ChatSlot> {
+    const { contextSize, sequences, maxQueued } = this.options.chat;
+    const context = await this.model.createContext({
+      contextSize: Math.min(contextSize, this.model.trainContextSize),
+      sequences,
+      threads: this.options.threads,
+    });
+    const all: LlamaContextSequence[] = [];
+    for (let i = 0; i < sequences; i++) all.push(context.getSequence());
+    const pool = new LeasePool(all, maxQueued, "chat sequence");
+    this.disposers.push(async () => {
+      pool.close();
+      await context.dispose();
+    });
+    return { pool, wrapper: resolveChatWrapper(this.model), contextSize: context.contextSize };
+  }
+
+  private async createEmbedSlot(): Promise<EmbedSlot> {
+    const { contexts, maxQueued } = this.options.embeddings;
+    const threads = Math.max(1, Math.floor(this.options.threads / contexts));
+    const contextSize = Math.min(this.model.trainContextSize, 8192);
+    const created: LlamaEmbeddingContext[] = [];
+    for (let i = 0; i < contexts; i++) created.push(await this.model.createEmbeddingContext({ contextSize, threads }));
+    const pool = new LeasePool(created, maxQueued, "embedding context");
+    this.disposers.push(async () => {
+      pool.close();
+      for (const context of created) await context.dispose();
+    });
+    return { pool, contextSize };
+  }
+}

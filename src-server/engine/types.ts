@@ -1,0 +1,100 @@
+/**
+ * The engine boundary: what the inference services ask of a model runtime, in the
+ * service's own terms. `llama-engine.ts` implements it on node-llama-cpp; a remote
+ * engine (another machine, another runtime) can implement it without the services
+ * changing.
+ */
+import type { ModelEntry } from "../models/model-registry.js";
+
+/** JSON Schema as given by the client (validated further by the engine). */
+export type JsonSchema = Record<string, unknown>;
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** JSON text of the arguments, as OpenAI carries them. */
+  arguments: string;
+}
+
+export type ChatMessage =
+  | { role: "system"; content: string }
+  | { role: "user"; content: string }
+  | { role: "assistant"; content: string | null; toolCalls: ToolCall[] }
+  | { role: "tool"; toolCallId: string; content: string };
+
+export interface ToolDefinition {
+  name: string;
+  description?: string | undefined;
+  parameters?: JsonSchema | undefined;
+}
+
+export type ResponseFormat = { type: "text" } | { type: "json_object" } | { type: "json_schema"; name: string; schema: JsonSchema };
+
+export interface SamplingOptions {
+  /** 0 = greedy. */
+  temperature: number;
+  topP?: number | undefined;
+  topK?: number | undefined;
+  minP?: number | undefined;
+  seed?: number | undefined;
+  frequencyPenalty?: number | undefined;
+  presencePenalty?: number | undefined;
+  repeatPenalty?: number | undefined;
+}
+
+export interface ChatGenerationInput {
+  messages: ChatMessage[];
+  tools: ToolDefinition[];
+  /** `none` hides the tools from the model. */
+  toolChoice: "auto" | "none";
+  responseFormat: ResponseFormat;
+  /** Upper bound on generated tokens; undefined = until the context is full. */
+  maxTokens?: number | undefined;
+  stop: string[];
+  sampling: SamplingOptions;
+}
+
+export type FinishReason = "stop" | "length" | "tool_calls";
+
+export type ChatEvent =
+  | { type: "text"; text: string }
+  | { type: "end"; finishReason: FinishReason; toolCalls: ToolCall[]; completionTokens: number };
+
+/** A generation that has been admitted (model loaded, prompt fits, sequence held). */
+export interface ChatRun {
+  promptTokens: number;
+  /** Tokens per sequence of the serving context. */
+  contextSize: number;
+  /** Text deltas, then exactly one `end`. Breaking out of the loop cancels generation. */
+  events: AsyncGenerator<ChatEvent, void, undefined>;
+}
+
+export interface EmbeddingResult {
+  /** One unit-length vector per input, in input order. */
+  vectors: Float32Array[];
+  /** Tokens evaluated, for usage. */
+  promptTokens: number;
+}
+
+export interface EngineStatus {
+  backend: string;
+  gpu: string | false;
+  threads: number;
+  loadedModels: { id: string; path: string; kinds: ("chat" | "embedding")[]; activeLeases: number }[];
+}
+
+export interface InferenceEngine {
+  /**
+   * Admits a chat generation: loads the model if needed, renders and counts the
+   * prompt (400 `context_length_exceeded` when it does not fit), waits for a free
+   * sequence (503 `server_busy` when the queue is full). Aborting `signal` cancels
+   * waiting and generation and frees the sequence.
+   */
+  startChat(model: ModelEntry, input: ChatGenerationInput, signal: AbortSignal): Promise<ChatRun>;
+  /** Embeds every input with `model` (400 `context_length_exceeded` for an input too long). */
+  embed(model: ModelEntry, inputs: string[], signal: AbortSignal): Promise<EmbeddingResult>;
+  /** Tokens of `text` with the model's own tokenizer (loads the model). */
+  countTokens(model: ModelEntry, text: string): Promise<number>;
+  status(): EngineStatus;
+  close(): Promise<void>;
+}

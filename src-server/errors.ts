@@ -1,0 +1,75 @@
+/**
+ * The one error hierarchy of the service. Services throw these; `http/error-handler.ts`
+ * maps them once to the OpenAI wire shape. Nothing here knows about HTTP beyond the
+ * `kind`, which the HTTP layer translates into a status and an error `type`.
+ */
+
+/** The category of a failure; each maps to one HTTP status and OpenAI error type. */
+export type ErrorKind =
+  | "invalid_request"
+  | "payload_too_large"
+  | "unsupported_media_type"
+  | "authentication"
+  | "permission"
+  | "not_found"
+  | "conflict"
+  | "rate_limit"
+  | "unavailable"
+  | "server";
+
+export interface ServiceErrorOptions {
+  /** Stable snake_case code clients can branch on, e.g. `model_not_found`. */
+  code: string;
+  /** The request field at fault, dotted (`messages.0.content`), or null. */
+  param?: string | null;
+  /** Seconds a client should wait before retrying (rate limits, busy queues). */
+  retryAfterSeconds?: number;
+  cause?: unknown;
+}
+
+export class ServiceError extends Error {
+  readonly kind: ErrorKind;
+  readonly code: string;
+  readonly param: string | null;
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(kind: ErrorKind, message: string, options: ServiceErrorOptions) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "ServiceError";
+    this.kind = kind;
+    this.code = options.code;
+    this.param = options.param ?? null;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+}
+
+/** 400: the request is malformed or asks for something impossible. */
+export function invalidRequest(message: string, code = "invalid_request", param: string | null = null): ServiceError {
+  return new ServiceError("invalid_request", message, { code, param });
+}
+
+/** 404 with a stable code such as `model_not_found`. */
+export function notFound(message: string, code: string, param: string | null = null): ServiceError {
+  return new ServiceError("not_found", message, { code, param });
+}
+
+/** 409: the resource is in a state that forbids the operation. */
+export function conflict(message: string, code: string): ServiceError {
+  return new ServiceError("conflict", message, { code });
+}
+
+/** 503: a resource (a model slot, a queue) is temporarily exhausted. */
+export function unavailable(message: string, code: string, retryAfterSeconds?: number): ServiceError {
+  return new ServiceError("unavailable", message, { code, retryAfterSeconds });
+}
+
+/** `value` as an Error (abort reasons and rejections can be anything). */
+export function asError(value: unknown): Error {
+  if (value instanceof Error) return value;
+  return new Error(typeof value === "string" ? value : "operation failed", { cause: value });
+}
+
+/** True when `error` is an abort triggered through an AbortSignal. */
+export function isAbortError(error: unknown): boolean {
+  return error instanceof Error && (error.name === "AbortError" || error.name === "TimeoutError");
+}

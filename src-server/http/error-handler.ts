@@ -1,0 +1,69 @@
+/**
+ * Maps every error to the OpenAI error shape, once: `{"error":{message,type,param,code}}`.
+ * No stack traces leave the process; unexpected errors are logged with the request id.
+ */
+import type { ErrorRequestHandler, RequestHandler, Response } from "express";
+import { ServiceError, type ErrorKind } from "../errors.js";
+
+const STATUS: Record<ErrorKind, { status: number; type: string }> = {
+  invalid_request: { status: 400, type: "invalid_request_error" },
+  payload_too_large: { status: 413, type: "invalid_request_error" },
+  unsupported_media_type: { status: 415, type: "invalid_request_error" },
+  authentication: { status: 401, type: "authentication_error" },
+  permission: { status: 403, type: "permission_error" },
+  not_found: { status: 404, type: "not_found_error" },
+  conflict: { status: 409, type: "conflict_error" },
+  rate_limit: { status: 429, type: "rate_limit_error" },
+  unavailable: { status: 503, type: "service_unavailable_error" },
+  server: { status: 500, type: "server_error" },
+};
+
+export interface WireError {
+  error: { message: string; type: string; param: string | null; code: string | null };
+}
+
+/** The wire body and status for any thrown value. */
+export function toWireError(error: unknown): { status: number; body: WireError; retryAfter?: number } {
+  const known = asServiceError(error);
+  const { status, type } = STATUS[known.kind];
+  return {
+    status,
+    body: { error: { message: known.message, type, param: known.param, code: known.code } },
+    ...(known.retryAfterSeconds !== undefined ? { retryAfter: known.retryAfterSeconds } : {}),
+  };
+}
+
+/** Errors from body parsing (express.json) and other middleware, as ServiceErrors. */
+function asServiceError(error: unknown): ServiceError {
+  if (error instanceof ServiceError) return error;
+  const e = error as { type?: string; status?: number; message?: string; limit?: number };
+  if (e?.type === "entity.too.large") {
+    return new ServiceError("payload_too_large", `request body is larger than the ${e.limit ?? "allowed"} byte limit`, { code: "request_too_large" });
+  }
+  if (e?.type === "entity.parse.failed") return new ServiceError("invalid_request", "request body is not valid JSON", { code: "invalid_json" });
+  if (e?.type === "encoding.unsupported" || e?.type === "charset.unsupported") {
+    return new ServiceError("unsupported_media_type", e.message ?? "unsupported body encoding", { code: "unsupported_encoding" });
+  }
+  if (e?.type === "request.aborted") return new ServiceError("invalid_request", "request aborted by the client", { code: "request_aborted" });
+  return new ServiceError("server", "The server had an error while processing your request.", { code: "internal_error", cause: error });
+}
+
+/** Sends an error response (JSON) unless headers already went out. */
+export function sendError(res: Response, error: unknown): void {
+  const { status, body, retryAfter } = toWireError(error);
+  if (status >= 500 && status !== 503) res.locals.log?.error({ err: error }, "request failed");
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  if (status === 401) res.setHeader("WWW-Authenticate", 'Bearer realm="pustaka"');
+  if (retryAfter !== undefined) res.setHeader("Retry-After", String(retryAfter));
+  res.status(status).json(body);
+}
+
+export const errorHandler: ErrorRequestHandler = (error, _req, res, _next) => sendError(res, error);
+
+/** Unknown routes get a 404 in the same shape. */
+export const notFoundHandler: RequestHandler = (req, res) => {
+  sendError(res, new ServiceError("not_found", `Unknown request URL: ${req.method} ${req.path}`, { code: "unknown_url" }));
+};

@@ -1,0 +1,63 @@
+/** OpenAI embeddings wire format. */
+import { z } from "zod";
+import { invalidRequest } from "../../errors.js";
+
+/** Longest single input string accepted before tokenising (characters). */
+export const MAX_INPUT_CHARS = 1_000_000;
+
+export const EmbeddingsRequestSchema = z
+  .object({
+    model: z.string().min(1).max(256).optional(),
+    input: z.union([
+      z.string(),
+      z.array(z.string()),
+      // Token arrays are recognised so they can be refused with a useful message.
+      z.array(z.number()),
+      z.array(z.array(z.number())),
+    ]),
+    encoding_format: z.enum(["float", "base64"]).default("float"),
+    dimensions: z.number().int().positive().optional(),
+    user: z.string().max(256).optional(),
+  })
+  .strict();
+
+export type WireEmbeddingsRequest = z.infer<typeof EmbeddingsRequestSchema>;
+
+/** The input as a list of non-empty strings, or a 400 saying what is wrong. */
+export function inputStrings(input: WireEmbeddingsRequest["input"]): string[] {
+  const list = typeof input === "string" ? [input] : input;
+  if (list.length === 0) throw invalidRequest("input must not be an empty array", "invalid_parameter", "input");
+  return list.map((item, i) => {
+    const param = typeof input === "string" ? "input" : `input.${i}`;
+    if (typeof item !== "string") {
+      throw invalidRequest(
+        "token-id inputs are not supported: ids from another tokenizer mean nothing to this model. Send strings (in LangChain, set check_embedding_ctx_length=False).",
+        "unsupported_input_type",
+        param,
+      );
+    }
+    if (item.length === 0) throw invalidRequest(`${param} must not be an empty string`, "invalid_parameter", param);
+    if (item.length > MAX_INPUT_CHARS) throw invalidRequest(`${param} is longer than ${MAX_INPUT_CHARS} characters`, "context_length_exceeded", param);
+    return item;
+  });
+}
+
+/** Little-endian float32 bytes, base64: what the OpenAI SDKs decode. */
+export function toBase64(vector: Float32Array): string {
+  const bytes = Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+  // Float32Array is host-endian; every platform Node supports here is little-endian.
+  return bytes.toString("base64");
+}
+
+export function embeddingsObject(model: string, vectors: Float32Array[], format: "float" | "base64", promptTokens: number) {
+  return {
+    object: "list" as const,
+    data: vectors.map((vector, index) => ({
+      object: "embedding" as const,
+      index,
+      embedding: format === "base64" ? toBase64(vector) : Array.from(vector),
+    })),
+    model,
+    usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
+  };
+}

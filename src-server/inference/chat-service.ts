@@ -1,0 +1,60 @@
+/**
+ * Chat completions: resolves the model, admits the generation on the engine, and
+ * either hands back the event stream or collects it into one result.
+ */
+import type { ChatGenerationInput, ChatRun, FinishReason, ToolCall } from "../engine/types.js";
+import type { InferenceEngine } from "../engine/types.js";
+import { invalidRequest } from "../errors.js";
+import type { ModelEntry, ModelRegistry } from "../models/model-registry.js";
+
+export interface StartedChat {
+  /** The model name as requested (an alias stays an alias). */
+  model: string;
+  entry: ModelEntry;
+  run: ChatRun;
+}
+
+export interface ChatResult {
+  content: string;
+  toolCalls: ToolCall[];
+  finishReason: FinishReason;
+  usage: { promptTokens: number; completionTokens: number };
+}
+
+export class ChatService {
+  constructor(
+    private readonly registry: ModelRegistry,
+    private readonly engine: InferenceEngine,
+    private readonly defaultModel: string,
+  ) {}
+
+  /** Resolves the model and admits the generation (errors here precede any output). */
+  async start(modelName: string | undefined, input: ChatGenerationInput, signal: AbortSignal): Promise<StartedChat> {
+    const model = modelName ?? this.defaultModel;
+    const entry = this.registry.resolve(model);
+    if (entry.type !== "chat") {
+      throw invalidRequest(`'${model}' is an embedding model (${entry.gguf.architecture}); it cannot generate chat completions`, "model_not_supported", "model");
+    }
+    const run = await this.engine.startChat(entry, input, signal);
+    return { model, entry, run };
+  }
+
+  /** Runs a started chat to its end and collects the text, tool calls and usage. */
+  async collect(started: StartedChat): Promise<ChatResult> {
+    let content = "";
+    for await (const event of started.run.events) {
+      if (event.type === "text") {
+        content += event.text;
+        continue;
+      }
+      return {
+        content,
+        toolCalls: event.toolCalls,
+        finishReason: event.finishReason,
+        usage: { promptTokens: started.run.promptTokens, completionTokens: event.completionTokens },
+      };
+    }
+    // The stream ended without an end event: the request was aborted.
+    throw invalidRequest("the request was cancelled before the completion finished", "request_aborted");
+  }
+}

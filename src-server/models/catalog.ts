@@ -1,0 +1,73 @@
+/**
+ * The model catalog (`models/catalog.json`): known downloadable models and the
+ * service's stable aliases.
+ */
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+
+export const MODEL_ID = /^[a-z0-9][a-z0-9._:-]{0,127}$/;
+const modelId = z.string().regex(MODEL_ID, "model ids are lowercase letters, digits and . _ : -");
+const sha256 = z.string().regex(/^[0-9a-f]{64}$/, "sha256 must be 64 lowercase hex digits");
+
+const CatalogModelSchema = z.object({
+  id: modelId,
+  type: z.enum(["chat", "embedding"]),
+  name: z.string(),
+  description: z.string().default(""),
+  languages: z.array(z.string()).default([]),
+  license: z.string(),
+  architecture: z.string(),
+  parameters: z.string(),
+  quantization: z.string(),
+  context_length: z.number().int().positive(),
+  dimensions: z.number().int().positive().optional(),
+  source: z.object({
+    url: z.url({ protocol: /^https?$/ }),
+    /** File name in the models directory; never a path. */
+    filename: z.string().regex(/^[A-Za-z0-9._-]+\.gguf$/, "filename must be a plain .gguf file name"),
+    bytes: z.number().int().positive().nullable(),
+    sha256: sha256.nullable(),
+  }),
+});
+
+const CatalogAliasSchema = z.object({
+  id: modelId,
+  type: z.enum(["chat", "embedding"]),
+  target: modelId,
+  /** Required embedding width of whatever the alias resolves to. */
+  dimensions: z.number().int().positive().optional(),
+  description: z.string().default(""),
+});
+
+const CatalogSchema = z
+  .object({
+    version: z.literal(1),
+    models: z.array(CatalogModelSchema),
+    aliases: z.array(CatalogAliasSchema),
+  })
+  .superRefine((catalog, ctx) => {
+    const ids = new Set(catalog.models.map((m) => m.id));
+    for (const alias of catalog.aliases) {
+      if (ids.has(alias.id)) ctx.addIssue({ code: "custom", message: `alias ${alias.id} collides with a model id` });
+      if (!ids.has(alias.target)) ctx.addIssue({ code: "custom", message: `alias ${alias.id} targets unknown model ${alias.target}` });
+    }
+  });
+
+export type CatalogModel = z.infer<typeof CatalogModelSchema>;
+export type CatalogAlias = z.infer<typeof CatalogAliasSchema>;
+export type Catalog = z.infer<typeof CatalogSchema>;
+
+/** Reads and validates a catalog file; throws with every problem listed. */
+export function loadCatalog(file: string): Catalog {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, "utf8"));
+  } catch (error) {
+    throw new Error(`cannot read model catalog ${file}: ${(error as Error).message}`);
+  }
+  const parsed = CatalogSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new Error(`invalid model catalog ${file}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  }
+  return parsed.data;
+}

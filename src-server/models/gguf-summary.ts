@@ -1,0 +1,67 @@
+/**
+ * What a GGUF file is, read from its header with node-llama-cpp's GGUF reader
+ * (no weights are loaded).
+ */
+import { stat } from "node:fs/promises";
+import { GgufFileType, readGgufFileInfo } from "node-llama-cpp";
+
+export type ModelType = "chat" | "embedding";
+
+export interface GgufSummary {
+  path: string;
+  bytes: number;
+  name: string | null;
+  architecture: string;
+  type: ModelType;
+  /** Training context length in tokens. */
+  contextLength: number | null;
+  /** Hidden size: the width of embeddings the model produces. */
+  embeddingLength: number | null;
+  /** Parameter count from the tensor shapes. */
+  parameters: number;
+  quantization: string | null;
+}
+
+/** Encoder architectures llama.cpp runs only as embedding models. */
+const ENCODER_ARCHITECTURES = new Set([
+  "bert", "modern-bert", "nomic-bert", "nomic-bert-moe", "neo-bert", "jina-bert-v2", "jina-bert-v3", "eurobert", "t5encoder",
+]);
+
+/** Reads the header of a GGUF file. Throws when the file is not a readable GGUF. */
+export async function readGgufSummary(file: string): Promise<GgufSummary> {
+  const [info, stats] = await Promise.all([readGgufFileInfo(file, { readTensorInfo: true, logWarnings: false }), stat(file)]);
+  const general = info.metadata.general as { architecture?: string; name?: string; file_type?: number } | undefined;
+  const architecture = general?.architecture ?? "unknown";
+  const arch = (info.architectureMetadata ?? {}) as { context_length?: number; embedding_length?: number; pooling_type?: number };
+  let parameters = 0;
+  for (const tensor of info.fullTensorInfo ?? info.tensorInfo ?? []) {
+    parameters += tensor.dimensions.reduce<number>((product, d) => product * Number(d), 1);
+  }
+  const isEncoder = ENCODER_ARCHITECTURES.has(architecture) || arch.pooling_type !== undefined;
+  const fileType = general?.file_type;
+  return {
+    path: file,
+    bytes: stats.size,
+    name: general?.name ?? null,
+    architecture,
+    type: isEncoder ? "embedding" : "chat",
+    contextLength: arch.context_length ?? null,
+    embeddingLength: arch.embedding_length ?? null,
+    parameters,
+    quantization: fileType === undefined ? null : formatFileType(fileType),
+  };
+}
+
+/** `MOSTLY_Q4_K_M` → `Q4_K_M`, `ALL_F32` → `F32`. */
+function formatFileType(fileType: number): string {
+  const name = (GgufFileType as unknown as Record<number, string | undefined>)[fileType];
+  return name ? name.replace(/^(MOSTLY|ALL)_/, "") : `type-${fileType}`;
+}
+
+/** 268_098_176 → "268M"; 7_615_616_512 → "7.6B". */
+export function formatParameterCount(n: number): string {
+  if (n >= 1e9) return `${(n / 1e9).toFixed(n >= 1e10 ? 0 : 1)}B`;
+  if (n >= 1e6) return `${Math.round(n / 1e6)}M`;
+  if (n >= 1e3) return `${Math.round(n / 1e3)}K`;
+  return String(n);
+}

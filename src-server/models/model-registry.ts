@@ -1,0 +1,174 @@
+/**
+ * Resolves model ids and aliases to local GGUF files: explicit bindings
+ * (`--model ID=PATH`), catalog models present in the models directory, and any other
+ * `.gguf` found there.
+ */
+import { readdir } from "node:fs/promises";
+import path from "node:path";
+import { notFound } from "../errors.js";
+import { MODEL_ID, type Catalog, type CatalogModel } from "./catalog.js";
+import { readGgufSummary, type GgufSummary, type ModelType } from "./gguf-summary.js";
+
+export interface ModelEntry {
+  /** Canonical id. */
+  id: string;
+  type: ModelType;
+  /** Alias names that resolve to this entry (e.g. `svc-embed-1024`). */
+  aliases: string[];
+  gguf: GgufSummary;
+  /** The catalog model this file is, when it is one. */
+  catalog: CatalogModel | null;
+  /** How the entry was found. */
+  origin: "binding" | "catalog" | "scan";
+}
+
+/** Raised at startup for a configuration that cannot serve what it promises. */
+export class ModelConfigError extends Error {
+  override name = "ModelConfigError";
+}
+
+/** Turns a file name into an id: `Qwen2.5-7B-Instruct-Q4_K_M.gguf` → `qwen2.5-7b-instruct-q4_k_m`. */
+export function idFromFilename(file: string): string {
+  return path
+    .basename(file, path.extname(file))
+    .toLowerCase()
+    .replace(/[^a-z0-9._:-]+/g, "-")
+    .replace(/^[^a-z0-9]+/, "")
+    .slice(0, 128);
+}
+
+async function findGgufFiles(dir: string, depth = 3): Promise<string[]> {
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw error;
+  }
+  const found: string[] = [];
+  for (const entry of entries) {
+    const full = path.join(dir, entry.name);
+    if (entry.isFile() && entry.name.toLowerCase().endsWith(".gguf")) found.push(full);
+    else if (entry.isDirectory() && depth > 1 && !entry.name.startsWith(".")) found.push(...(await findGgufFiles(full, depth - 1)));
+  }
+  return found.sort();
+}
+
+export class ModelRegistry {
+  private readonly byName = new Map<string, ModelEntry>();
+
+  private constructor(
+    readonly entries: readonly ModelEntry[],
+    readonly catalog: Catalog,
+  ) {
+    for (const entry of entries) {
+      for (const name of [entry.id, ...entry.aliases]) this.byName.set(name, entry);
+    }
+  }
+
+  /**
+   * Builds the registry. Throws `ModelConfigError` when a binding points at a missing
+   * or unreadable file, or an alias is bound to a model of the wrong type or width.
+   */
+  static async build(options: {
+    modelsDir: string;
+    catalog: Catalog;
+    bindings: Record<string, string>;
+    /** Told about files in the models directory that are skipped. */
+    onWarning?: (message: string) => void;
+  }): Promise<ModelRegistry> {
+    const { catalog, bindings } = options;
+    const catalogByFile = new Map(catalog.models.map((m) => [m.source.filename.toLowerCase(), m]));
+    const catalogById = new Map(catalog.models.map((m) => [m.id, m]));
+    const aliasById = new Map(catalog.aliases.map((a) => [a.id, a]));
+    const byPath = new Map<string, ModelEntry>();
+    const taken = new Set<string>();
+
+    const addFile = async (file: string, id: string, origin: ModelEntry["origin"]): Promise<ModelEntry> => {
+      const existing = byPath.get(file);
+      if (existing) return existing;
+      let gguf: GgufSummary;
+      try {
+        gguf = await readGgufSummary(file);
+      } catch (error) {
+        throw new ModelConfigError(`cannot read model file ${file}: ${(error as Error).message}`);
+      }
+      const catalogModel = catalogById.get(id) ?? catalogByFile.get(path.basename(file).toLowerCase()) ?? null;
+      const entry: ModelEntry = { id, type: gguf.type, aliases: [], gguf, catalog: catalogModel, origin };
+      byPath.set(file, entry);
+      taken.add(id);
+      return entry;
+    };
+
+    // 1. Explicit bindings first: they win over everything found on disk.
+    const aliasBindings: [string, string][] = [];
+    for (const [name, file] of Object.entries(bindings)) {
+      if (!MODEL_ID.test(name)) throw new ModelConfigError(`--model ${name}: ids are lowercase letters, digits and . _ : -`);
+      if (aliasById.has(name)) aliasBindings.push([name, file]);
+      else await addFile(file, name, "binding");
+    }
+    for (const [name, file] of aliasBindings) {
+      const entry = await addFile(file, uniqueId(idFromFilename(file), taken), "binding");
+      entry.aliases.push(name);
+    }
+    // 2. Everything in the models directory.
+    for (const file of await findGgufFiles(options.modelsDir)) {
+      if (byPath.has(file)) continue;
+      const catalogModel = catalogByFile.get(path.basename(file).toLowerCase());
+      const wanted = catalogModel && !taken.has(catalogModel.id) ? catalogModel.id : uniqueId(idFromFilename(file), taken);
+      try {
+        await addFile(file, wanted, catalogModel ? "catalog" : "scan");
+      } catch (error) {
+        // A stray unreadable file in the folder must not stop the service; bindings must.
+        options.onWarning?.(`skipping ${file}: ${(error as Error).message}`);
+      }
+    }
+    const entries = [...byPath.values()];
+    // 3. Catalog aliases not bound explicitly follow their target when it is present.
+    for (const alias of catalog.aliases) {
+      if (aliasBindings.some(([name]) => name === alias.id)) continue;
+      const target = entries.find((e) => e.id === alias.target);
+      if (target) target.aliases.push(alias.id);
+    }
+    // 4. Aliases promise a type (and a width): check what they resolve to.
+    for (const entry of entries) {
+      for (const name of entry.aliases) {
+        const alias = aliasById.get(name);
+        if (!alias) continue;
+        if (alias.type === "embedding" && alias.dimensions !== undefined && entry.gguf.embeddingLength !== alias.dimensions) {
+          throw new ModelConfigError(
+            `${name} must resolve to a model with ${alias.dimensions}-dimension embeddings, but ${entry.gguf.path} produces ${entry.gguf.embeddingLength ?? "unknown"}`,
+          );
+        }
+        if (alias.type === "chat" && entry.type !== "chat") {
+          throw new ModelConfigError(`${name} is a chat model alias, but ${entry.gguf.path} is an embedding-only ${entry.gguf.architecture} model`);
+        }
+      }
+    }
+    return new ModelRegistry(entries, catalog);
+  }
+
+  /** The entry for an id or alias, or undefined. */
+  find(name: string): ModelEntry | undefined {
+    return this.byName.get(name);
+  }
+
+  /** The entry for an id or alias, or a 404 `model_not_found` that says how to get it. */
+  resolve(name: string, param = "model"): ModelEntry {
+    const entry = this.byName.get(name);
+    if (entry) return entry;
+    const alias = this.catalog.aliases.find((a) => a.id === name);
+    const target = alias?.target ?? this.catalog.models.find((m) => m.id === name)?.id;
+    const hint = target
+      ? ` It is not downloaded: run \`pustaka models pull ${target}\`, or bind a local file with --model ${name}=PATH.`
+      : " See GET /v1/models for the models available.";
+    throw notFound(`The model '${name}' does not exist or is not available.${hint}`, "model_not_found", param);
+  }
+}
+
+function uniqueId(base: string, taken: Set<string>): string {
+  const root = base || "model";
+  let id = root;
+  for (let n = 2; taken.has(id); n++) id = `${root}-${n}`;
+  return id;
+}

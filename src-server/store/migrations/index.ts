@@ -1,0 +1,13 @@
+/**
+ * Versioned schema migrations, applied in order inside one transaction each.
+ * A migration is never edited once released: add a new one.
+ */
+import { m001Core } from "./001-core.js";
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [m001Core];
