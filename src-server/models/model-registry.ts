@@ -6,7 +6,7 @@
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { notFound } from "../errors.js";
-import { MODEL_ID, type Catalog, type CatalogModel } from "./catalog.js";
+import { MODEL_ID, type Catalog, type CatalogAlias, type CatalogModel } from "./catalog.js";
 import { readGgufSummary, type GgufSummary, type ModelType } from "./gguf-summary.js";
 
 export interface ModelEntry {
@@ -124,26 +124,19 @@ export class ModelRegistry {
       }
     }
     const entries = [...byPath.values()];
-    // 3. Catalog aliases not bound explicitly follow their target when it is present.
+    // 3. Aliases promise a type (and a width). An explicit binding that breaks the
+    //    promise stops startup; a catalog alias whose file breaks it is left unbound.
+    for (const [name, file] of aliasBindings) {
+      const problem = aliasMismatch(aliasById.get(name)!, byPath.get(file)!);
+      if (problem) throw new ModelConfigError(problem);
+    }
     for (const alias of catalog.aliases) {
       if (aliasBindings.some(([name]) => name === alias.id)) continue;
       const target = entries.find((e) => e.id === alias.target);
-      if (target) target.aliases.push(alias.id);
-    }
-    // 4. Aliases promise a type (and a width): check what they resolve to.
-    for (const entry of entries) {
-      for (const name of entry.aliases) {
-        const alias = aliasById.get(name);
-        if (!alias) continue;
-        if (alias.type === "embedding" && alias.dimensions !== undefined && entry.gguf.embeddingLength !== alias.dimensions) {
-          throw new ModelConfigError(
-            `${name} must resolve to a model with ${alias.dimensions}-dimension embeddings, but ${entry.gguf.path} produces ${entry.gguf.embeddingLength ?? "unknown"}`,
-          );
-        }
-        if (alias.type === "chat" && entry.type !== "chat") {
-          throw new ModelConfigError(`${name} is a chat model alias, but ${entry.gguf.path} is an embedding-only ${entry.gguf.architecture} model`);
-        }
-      }
+      if (!target) continue;
+      const problem = aliasMismatch(alias, target);
+      if (problem) options.onWarning?.(problem);
+      else target.aliases.push(alias.id);
     }
     return new ModelRegistry(entries, catalog);
   }
@@ -164,6 +157,18 @@ export class ModelRegistry {
       : " See GET /v1/models for the models available.";
     throw notFound(`The model '${name}' does not exist or is not available.${hint}`, "model_not_found", param);
   }
+}
+
+/** Why `entry` cannot serve `alias`, or null when it can. */
+function aliasMismatch(alias: CatalogAlias, entry: ModelEntry): string | null {
+  const { gguf } = entry;
+  if (alias.type === "embedding" && alias.dimensions !== undefined && gguf.embeddingLength !== alias.dimensions) {
+    return `${alias.id} must resolve to a model with ${alias.dimensions}-dimension embeddings, but ${gguf.path} produces ${gguf.embeddingLength ?? "unknown"}`;
+  }
+  if (alias.type === "chat" && entry.type !== "chat") {
+    return `${alias.id} is a chat model alias, but ${gguf.path} is an embedding-only ${gguf.architecture} model`;
+  }
+  return null;
 }
 
 function uniqueId(base: string, taken: Set<string>): string {

@@ -1,0 +1,47 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, it } from "node:test";
+import { ConfigError, loadConfig, mergeConfig } from "./config.js";
+
+describe("loadConfig", () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "pustaka-config-"));
+
+  it("layers defaults < file < environment < flags", () => {
+    const file = path.join(dir, "a.json");
+    writeFileSync(file, JSON.stringify({ port: 1000, chat: { sequences: 2, contextSize: 2048 }, logLevel: "debug" }));
+    const config = loadConfig({ file, env: { PUSTAKA_PORT: "2000", PUSTAKA_DATA_DIR: dir }, overrides: { chat: { sequences: 8 } } });
+    assert.equal(config.port, 2000);
+    assert.equal(config.chat.sequences, 8);
+    assert.equal(config.chat.contextSize, 2048, "nested file values survive a partial override");
+    assert.equal(config.logLevel, "debug");
+    assert.equal(config.host, "127.0.0.1");
+    assert.equal(config.modelsDir, path.join(dir, "models"));
+  });
+
+  it("lists every invalid field in one error", () => {
+    assert.throws(
+      () => loadConfig({ env: {}, overrides: { port: 70000, chat: { sequences: 0 } } }),
+      (e: unknown) => e instanceof ConfigError && /port/.test(e.message) && /chat\.sequences/.test(e.message),
+    );
+  });
+
+  it("refuses unknown keys and malformed files", () => {
+    const bad = path.join(dir, "bad.json");
+    writeFileSync(bad, "{ not json");
+    assert.throws(() => loadConfig({ file: bad, env: {} }), (e: unknown) => e instanceof ConfigError && /not valid JSON/.test(e.message));
+    const unknown = path.join(dir, "unknown.json");
+    writeFileSync(unknown, JSON.stringify({ prot: 1 }));
+    assert.throws(() => loadConfig({ file: unknown, env: {} }), (e: unknown) => e instanceof ConfigError && /prot/.test(e.message));
+  });
+
+  it("takes the admin key from PUSTAKA_API_KEY only", () => {
+    assert.equal(loadConfig({ env: { PUSTAKA_API_KEY: "psk-abcdefghijklmnop" } }).apiKey, "psk-abcdefghijklmnop");
+    assert.equal(loadConfig({ env: {} }).apiKey, undefined);
+  });
+
+  it("mergeConfig replaces arrays and ignores undefined", () => {
+    assert.deepEqual(mergeConfig({ a: [1, 2], b: { c: 1 } }, { a: [3], b: { d: undefined } }), { a: [3], b: { c: 1 } });
+  });
+});

@@ -1,0 +1,47 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { ServiceError } from "../errors.js";
+import { LeasePool } from "./lease-pool.js";
+
+describe("LeasePool", () => {
+  it("hands each item to one holder and queues the rest in FIFO order", async () => {
+    const pool = new LeasePool(["a"], 10);
+    const first = await pool.acquire(new AbortController().signal);
+    const order: string[] = [];
+    const second = pool.acquire(new AbortController().signal).then((x) => order.push(`2:${x}`));
+    const third = pool.acquire(new AbortController().signal).then((x) => order.push(`3:${x}`));
+    assert.equal(pool.queued, 2);
+    pool.release(first);
+    await second;
+    pool.release("a");
+    await third;
+    assert.deepEqual(order, ["2:a", "3:a"]);
+  });
+
+  it("refuses with 503 server_busy beyond maxQueued", async () => {
+    const pool = new LeasePool([1], 1);
+    await pool.acquire(new AbortController().signal);
+    void pool.acquire(new AbortController().signal);
+    await assert.rejects(pool.acquire(new AbortController().signal), (e: unknown) => e instanceof ServiceError && e.kind === "unavailable" && e.code === "server_busy");
+  });
+
+  it("drops an aborted waiter from the queue", async () => {
+    const pool = new LeasePool([1], 5);
+    const held = await pool.acquire(new AbortController().signal);
+    const controller = new AbortController();
+    const waiting = pool.acquire(controller.signal);
+    controller.abort(new Error("gone"));
+    await assert.rejects(waiting, /gone/);
+    assert.equal(pool.queued, 0);
+    pool.release(held);
+    assert.equal(pool.available, 1);
+  });
+
+  it("rejects waiters when closed", async () => {
+    const pool = new LeasePool([1], 5);
+    await pool.acquire(new AbortController().signal);
+    const waiting = pool.acquire(new AbortController().signal);
+    pool.close();
+    await assert.rejects(waiting, (e: unknown) => e instanceof ServiceError && e.code === "server_shutting_down");
+  });
+});

@@ -1,0 +1,90 @@
+import assert from "node:assert/strict";
+import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, it } from "node:test";
+import { tinyModel } from "../../test/helpers/models.js";
+import { ServiceError } from "../errors.js";
+import type { Catalog } from "./catalog.js";
+import { ModelConfigError, ModelRegistry, idFromFilename } from "./model-registry.js";
+
+const catalog: Catalog = {
+  version: 1,
+  models: [
+    {
+      id: "stories-catalog",
+      type: "chat",
+      name: "Stories",
+      description: "",
+      languages: ["en"],
+      license: "mit",
+      architecture: "llama",
+      parameters: "260K",
+      quantization: "F32",
+      context_length: 2048,
+      source: { url: "http://127.0.0.1/stories.gguf", filename: "stories260K.gguf", bytes: null, sha256: null },
+    },
+  ],
+  aliases: [
+    { id: "svc-merlion-13b", type: "chat", target: "stories-catalog", description: "" },
+    { id: "svc-embed-1024", type: "embedding", target: "stories-catalog", dimensions: 1024, description: "" },
+  ],
+};
+
+describe("ModelRegistry", () => {
+  it("finds catalog models in the models directory and gives them their aliases", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "pustaka-models-"));
+    mkdirSync(path.join(dir, "publisher"));
+    copyFileSync(tinyModel("stories260K"), path.join(dir, "stories260K.gguf"));
+    copyFileSync(tinyModel("llama-2-tiny-random"), path.join(dir, "publisher", "Tiny Random.GGUF"));
+    writeFileSync(path.join(dir, "broken.gguf"), "not a gguf");
+    const warnings: string[] = [];
+    const registry = await ModelRegistry.build({ modelsDir: dir, catalog, bindings: {}, onWarning: (w) => warnings.push(w) });
+    const stories = registry.resolve("svc-merlion-13b");
+    assert.equal(stories.id, "stories-catalog");
+    assert.equal(stories.origin, "catalog");
+    assert.equal(stories.gguf.architecture, "llama");
+    assert.equal(stories.gguf.embeddingLength, 64);
+    assert.equal(stories.type, "chat");
+    assert.equal(registry.resolve("tiny-random").gguf.quantization, "F16");
+    assert.equal(warnings.filter((w) => /broken\.gguf/.test(w)).length, 1, "the unreadable file is skipped with a warning");
+    assert.ok(warnings.some((w) => /svc-embed-1024 must resolve/.test(w)), "the mismatched catalog alias is reported");
+    assert.equal(registry.find("svc-embed-1024"), undefined, "a 64-dim model must not take the 1024-dim alias");
+  });
+
+  it("binds ids and aliases to files given on the command line", async () => {
+    const registry = await ModelRegistry.build({
+      modelsDir: "/nonexistent",
+      catalog,
+      bindings: { "svc-merlion-13b": tinyModel("llama-2-tiny-random"), mine: tinyModel("stories260K") },
+    });
+    assert.equal(registry.resolve("svc-merlion-13b").gguf.path, tinyModel("llama-2-tiny-random"));
+    assert.equal(registry.resolve("mine").origin, "binding");
+  });
+
+  it("refuses to bind svc-embed-1024 to a model whose vectors are not 1024-dimensional", async () => {
+    await assert.rejects(
+      ModelRegistry.build({ modelsDir: "/nonexistent", catalog, bindings: { "svc-embed-1024": tinyModel("stories260K") } }),
+      (e: unknown) => e instanceof ModelConfigError && /svc-embed-1024 must resolve to a model with 1024-dimension embeddings/.test(e.message) && /produces 64/.test(e.message),
+    );
+  });
+
+  it("fails startup clearly for a binding to a missing file", async () => {
+    await assert.rejects(
+      ModelRegistry.build({ modelsDir: "/nonexistent", catalog, bindings: { x: "/nope/missing.gguf" } }),
+      (e: unknown) => e instanceof ModelConfigError && /missing\.gguf/.test(e.message),
+    );
+  });
+
+  it("answers unknown models with 404 model_not_found and a way to get them", async () => {
+    const registry = await ModelRegistry.build({ modelsDir: "/nonexistent", catalog, bindings: {} });
+    assert.throws(
+      () => registry.resolve("svc-merlion-13b"),
+      (e: unknown) => e instanceof ServiceError && e.kind === "not_found" && e.code === "model_not_found" && /models pull stories-catalog/.test(e.message),
+    );
+  });
+
+  it("derives ids from file names", () => {
+    assert.equal(idFromFilename("/m/Qwen2.5-7B-Instruct Q4_K_M.gguf"), "qwen2.5-7b-instruct-q4_k_m");
+  });
+});
