@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ServiceError } from "../errors.js";
-import { sanitizeSchema, toLlamaHistory } from "./chat-history.js";
+import { toLlamaHistory } from "./chat-history.js";
 
 describe("toLlamaHistory", () => {
   it("maps roles, merges consecutive messages and opens a model turn", () => {
@@ -60,18 +60,5 @@ describe("toLlamaHistory", () => {
       () => toLlamaHistory([{ role: "assistant", content: null, toolCalls: [{ id: "c", name: "f", arguments: "{oops" }] }, { role: "tool", toolCallId: "c", content: "" }]),
       (e: unknown) => e instanceof ServiceError && e.param === "messages.0.tool_calls.0.function.arguments",
     );
-  });
-});
-
-describe("sanitizeSchema", () => {
-  it("drops annotations but keeps property names that look like keywords", () => {
-    const out = sanitizeSchema({
-      $schema: "x",
-      title: "T",
-      type: "object",
-      properties: { title: { type: "string", description: "kept", default: "d" } },
-      required: ["title"],
-    });
-    assert.deepEqual(out, { type: "object", properties: { title: { type: "string", description: "kept" } }, required: ["title"] });
   });
 });

@@ -2,8 +2,9 @@
  * Translates the service's chat messages and tools into node-llama-cpp's chat history
  * and function definitions.
  */
-import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelFunctions, ChatModelResponse, GbnfJsonSchema } from "node-llama-cpp";
+import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelFunctions, ChatModelResponse } from "node-llama-cpp";
 import { invalidRequest } from "../errors.js";
+import { toGrammarSchema } from "./grammar-schema.js";
 import type { ChatMessage, ToolDefinition } from "./types.js";
 
 function parseArguments(text: string, param: string): unknown {
@@ -83,35 +84,11 @@ export function toLlamaHistory(messages: readonly ChatMessage[]): ChatHistoryIte
 /** Tools as node-llama-cpp function definitions (their JSON Schemas become grammars). */
 export function toLlamaFunctions(tools: readonly ToolDefinition[]): ChatModelFunctions {
   const functions: Record<string, ChatModelFunctions[string]> = {};
-  for (const tool of tools) {
+  tools.forEach((tool, i) => {
     functions[tool.name] = {
       description: tool.description,
-      params: tool.parameters ? (sanitizeSchema(tool.parameters) as GbnfJsonSchema) : undefined,
+      params: tool.parameters ? toGrammarSchema(tool.parameters, `tools.${i}.function.parameters`) : undefined,
     };
-  }
+  });
   return functions;
-}
-
-/** Keywords that only annotate a schema; the grammar builder does not need them. */
-const ANNOTATIONS = new Set(["$schema", "$id", "title", "examples", "default", "strict", "$comment", "deprecated", "readOnly", "writeOnly"]);
-
-/**
- * Drops annotation keywords that OpenAI clients commonly send, recursively, so schemas
- * written for OpenAI's structured outputs work here unchanged. Constraint keywords are
- * kept: the grammar builder rejects those it cannot enforce, and that becomes a 400.
- */
-export function sanitizeSchema(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(sanitizeSchema);
-  if (typeof schema !== "object" || schema === null) return schema;
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(schema)) {
-    if (ANNOTATIONS.has(key)) continue;
-    // Inside `properties`, keys are property names, not keywords: keep them all.
-    if (key === "properties" && typeof value === "object" && value !== null && !Array.isArray(value)) {
-      out[key] = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([name, sub]) => [name, sanitizeSchema(sub)]));
-    } else {
-      out[key] = sanitizeSchema(value);
-    }
-  }
-  return out;
 }

@@ -6,7 +6,8 @@ import { LlamaChat, TokenMeter, type ChatHistoryItem, type ChatModelFunctions, t
 import { invalidRequest, type ServiceError } from "../errors.js";
 import { randomBase62 } from "../ids.js";
 import { AsyncQueue } from "./async-queue.js";
-import { sanitizeSchema, toLlamaFunctions, toLlamaHistory } from "./chat-history.js";
+import { toLlamaFunctions, toLlamaHistory } from "./chat-history.js";
+import { toGrammarSchema } from "./grammar-schema.js";
 import type { LeasePool } from "./lease-pool.js";
 import type { ChatEvent, ChatGenerationInput, ChatRun, FinishReason, ResponseFormat, ToolCall } from "./types.js";
 
@@ -34,10 +35,12 @@ function contextLengthExceeded(message: string, param: string): ServiceError {
 async function createGrammar(llama: Llama, format: ResponseFormat): Promise<LlamaGrammar | undefined> {
   if (format.type === "text") return undefined;
   if (format.type === "json_object") return llama.getGrammarFor("json");
+  const param = "response_format.json_schema.schema";
+  const schema = toGrammarSchema(format.schema, param);
   try {
-    return await llama.createGrammarForJsonSchema(sanitizeSchema(format.schema) as never);
+    return await llama.createGrammarForJsonSchema(schema);
   } catch (error) {
-    throw invalidRequest(`response_format.json_schema.schema is not supported: ${(error as Error).message}`, "unsupported_json_schema", "response_format.json_schema.schema");
+    throw invalidRequest(`${param} is not supported: ${(error as Error).message}`, "unsupported_json_schema", param);
   }
 }
 

@@ -1,0 +1,93 @@
+/**
+ * JSON Schema → the subset node-llama-cpp turns into a grammar. Common OpenAI idioms are
+ * normalised (`anyOf` → `oneOf`, `definitions` → `$defs`, annotations dropped); anything
+ * the grammar could not enforce is refused with a 400 that names the keyword and where
+ * it is, rather than silently producing output that ignores it.
+ */
+import type { GbnfJsonSchema } from "node-llama-cpp";
+import { invalidRequest } from "../errors.js";
+
+const TYPES = new Set(["string", "number", "integer", "boolean", "null", "object", "array"]);
+const ANNOTATIONS = new Set(["$schema", "$id", "title", "examples", "default", "strict", "$comment", "deprecated", "readOnly", "writeOnly"]);
+const KEYWORDS = new Set([
+  "type", "description", "const", "enum", "oneOf", "$defs", "$ref",
+  "properties", "required", "additionalProperties", "minProperties", "maxProperties",
+  "items", "prefixItems", "minItems", "maxItems", "minLength", "maxLength", "format",
+]);
+const STRING_FORMATS = new Set(["date-time", "time", "date"]);
+const MAX_DEPTH = 32;
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Validates and normalises `schema`. `param` names the request field for errors,
+ * e.g. `response_format.json_schema.schema`.
+ */
+export function toGrammarSchema(schema: unknown, param: string): GbnfJsonSchema {
+  const fail = (where: string, message: string) => invalidRequest(`${param}${where}: ${message}`, "unsupported_json_schema", param);
+
+  function walk(node: unknown, where: string, depth: number): Json {
+    if (depth > MAX_DEPTH) throw fail(where, `nested deeper than ${MAX_DEPTH} levels`);
+    if (!isObject(node)) throw fail(where, "a schema must be a JSON object");
+    const out: Json = {};
+    for (const [key, value] of Object.entries(node)) {
+      if (ANNOTATIONS.has(key)) continue;
+      const at = `${where}.${key}`;
+      switch (key) {
+        case "anyOf":
+        case "oneOf":
+          if (!Array.isArray(value) || value.length === 0) throw fail(at, "must be a non-empty array of schemas");
+          out.oneOf = value.map((s, i) => walk(s, `${at}.${i}`, depth + 1));
+          break;
+        case "definitions":
+        case "$defs":
+          if (!isObject(value)) throw fail(at, "must be an object of schemas");
+          out.$defs = Object.fromEntries(Object.entries(value).map(([name, s]) => [name, walk(s, `${at}.${name}`, depth + 1)]));
+          break;
+        case "$ref":
+          if (typeof value !== "string" || !/^#\/(\$defs|definitions)\/[^/]+$/.test(value)) throw fail(at, "only local references of the form #/$defs/NAME are supported");
+          out.$ref = value.replace("#/definitions/", "#/$defs/");
+          break;
+        case "type": {
+          const types = Array.isArray(value) ? value : [value];
+          for (const t of types) if (typeof t !== "string" || !TYPES.has(t)) throw fail(at, `unknown type ${JSON.stringify(t)}`);
+          if (Array.isArray(value) && value.some((t) => t === "object" || t === "array")) {
+            // The grammar takes type lists of scalars only; express the union explicitly.
+            const { type: _omit, ...rest } = node;
+            return walk({ oneOf: value.map((t: string) => ({ ...rest, type: t })) }, where, depth + 1);
+          }
+          out.type = value;
+          break;
+        }
+        case "properties":
+          if (!isObject(value)) throw fail(at, "must be an object of schemas");
+          out.properties = Object.fromEntries(Object.entries(value).map(([name, s]) => [name, walk(s, `${at}.${name}`, depth + 1)]));
+          break;
+        case "items":
+          out.items = walk(value, at, depth + 1);
+          break;
+        case "prefixItems":
+          if (!Array.isArray(value)) throw fail(at, "must be an array of schemas");
+          out.prefixItems = value.map((s, i) => walk(s, `${at}.${i}`, depth + 1));
+          break;
+        case "additionalProperties":
+          out.additionalProperties = typeof value === "boolean" ? value : walk(value, at, depth + 1);
+          break;
+        case "format":
+          if (typeof value !== "string" || !STRING_FORMATS.has(value)) throw fail(at, `format ${JSON.stringify(value)} is not supported (supported: ${[...STRING_FORMATS].join(", ")})`);
+          out.format = value;
+          break;
+        default:
+          if (!KEYWORDS.has(key)) throw fail(at, `the keyword '${key}' cannot be enforced by the grammar engine; remove it`);
+          out[key] = value;
+      }
+    }
+    return out;
+  }
+
+  return walk(schema, "", 0) as GbnfJsonSchema;
+}
