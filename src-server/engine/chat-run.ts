@@ -38,7 +38,8 @@ async function createGrammar(llama: Llama, format: ResponseFormat): Promise<Llam
   const param = "response_format.json_schema.schema";
   const schema = toGrammarSchema(format.schema, param);
   try {
-    return await llama.createGrammarForJsonSchema(schema);
+    // The schema was validated above; node-llama-cpp types it by its literal shape.
+    return await llama.createGrammarForJsonSchema(schema as never);
   } catch (error) {
     throw invalidRequest(`${param} is not supported: ${(error as Error).message}`, "unsupported_json_schema", param);
   }
