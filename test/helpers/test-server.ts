@@ -30,8 +30,9 @@ export async function startTestServer(options: { bindings: Record<string, string
     modelsDir: path.join(dataDir, "models"),
     apiKey: key,
     logLevel: "silent",
-    // Two cores here: never let llama.cpp guess the thread count.
-    engine: { threads: 2, idleUnloadSeconds: 0, gpu: "cpu" },
+    // Never let llama.cpp guess the thread count. One thread: on a 2-core machine the
+    // test's own HTTP client shares the CPU, and llama.cpp's spinning workers then stall.
+    engine: { threads: 1, idleUnloadSeconds: 0, gpu: "cpu" },
     models: { bindings: options.bindings },
   };
   const config = loadConfig({ env: {}, overrides: mergeConfig(defaults, options.config) });
