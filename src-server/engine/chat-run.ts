@@ -7,6 +7,7 @@ import { invalidRequest, type ServiceError } from "../errors.js";
 import { randomBase62 } from "../ids.js";
 import { AsyncQueue } from "./async-queue.js";
 import { toLlamaFunctions, toLlamaHistory } from "./chat-history.js";
+import { planForcedToolCall, type ForcedToolPlan } from "./forced-tool-call.js";
 import { toGrammarSchema } from "./grammar-schema.js";
 import type { LeasePool } from "./lease-pool.js";
 import type { ChatEvent, ChatGenerationInput, ChatRun, FinishReason, ResponseFormat, ToolCall } from "./types.js";
@@ -69,17 +70,27 @@ export async function startChatRun(args: StartChatArgs): Promise<ChatRun> {
   };
   let sequence: LlamaContextSequence;
   let history: ChatHistoryItem[];
+  let forced: ForcedToolPlan | undefined;
   let functions: ChatModelFunctions | undefined;
   let grammar: LlamaGrammar | undefined;
   let promptTokens: number;
   let maxTokens: number;
   try {
     history = toLlamaHistory(input.messages);
-    functions = input.toolChoice !== "none" && input.tools.length > 0 ? toLlamaFunctions(input.tools) : undefined;
-    if (functions && input.responseFormat.type !== "text") {
+    const choice = input.toolChoice;
+    const usesTools = choice !== "none" && input.tools.length > 0;
+    if (usesTools && input.responseFormat.type !== "text") {
       throw invalidRequest("response_format cannot be combined with tools on this server", "unsupported_parameter_combination", "response_format");
     }
-    grammar = await createGrammar(llama, input.responseFormat);
+    if (choice === "required" || typeof choice === "object") {
+      forced = planForcedToolCall(history, input.tools, choice);
+      history = forced.history;
+      // The schema was validated by toGrammarSchema; node-llama-cpp types it by its literal shape.
+      grammar = await llama.createGrammarForJsonSchema(forced.schema as never);
+    } else {
+      functions = usesTools ? toLlamaFunctions(input.tools) : undefined;
+      grammar = await createGrammar(llama, input.responseFormat);
+    }
     promptTokens = countPromptTokens(slot.wrapper, model, history, functions);
     if (promptTokens >= slot.contextSize) {
       throw contextLengthExceeded(`This model's context is ${slot.contextSize} tokens per request, but the messages take ${promptTokens} tokens. Shorten the messages.`, "messages");
@@ -116,6 +127,7 @@ export async function startChatRun(args: StartChatArgs): Promise<ChatRun> {
     const onAbort = (): void => stop.abort(signal.reason);
     signal.addEventListener("abort", onAbort, { once: true });
     const queue = new AsyncQueue<ChatEvent>();
+    let forcedText = "";
     const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: slot.wrapper, autoDisposeSequence: false });
     const meterBefore = sequence.tokenMeter.getState();
     const { temperature, topP, topK, minP, seed, frequencyPenalty, presencePenalty, repeatPenalty } = input.sampling;
@@ -131,18 +143,20 @@ export async function startChatRun(args: StartChatArgs): Promise<ChatRun> {
       seed,
       repeatPenalty: penalize ? { frequencyPenalty, presencePenalty, penalty: repeatPenalty } : (false as const),
       customStopTriggers: input.stop.length > 0 ? input.stop : undefined,
-      onTextChunk: (text: string) => queue.push({ type: "text", text }),
+      // A forced call's text is its arguments: collected, not streamed as content.
+      onTextChunk: (text: string) => (forced ? (forcedText += text) : queue.push({ type: "text", text })),
     };
     const generation = (functions ? chat.generateResponse(history, { ...common, functions, documentFunctionParams: true }) : chat.generateResponse(history, { ...common, grammar }))
       .then((result) => {
         if (result.metadata.stopReason !== "abort") {
-          const toolCalls: ToolCall[] = (result.functionCalls ?? []).map((call) => ({
+          const toolCalls: ToolCall[] = forced ? forced.toToolCalls(forcedText) : (result.functionCalls ?? []).map((call) => ({
             id: `call_${randomBase62(24)}`,
             name: call.functionName,
             arguments: JSON.stringify(call.params ?? {}),
           }));
           const completionTokens = TokenMeter.diff(sequence.tokenMeter, meterBefore).usedOutputTokens;
-          const finishReason = toolCalls.length > 0 ? "tool_calls" : finishReasonOf(result.metadata.stopReason);
+          const stopped = finishReasonOf(result.metadata.stopReason);
+          const finishReason = stopped === "length" ? "length" : toolCalls.length > 0 ? "tool_calls" : stopped;
           queue.push({ type: "end", finishReason, toolCalls, completionTokens });
         }
         queue.end();

@@ -45,8 +45,11 @@ export interface SamplingOptions {
 export interface ChatGenerationInput {
   messages: ChatMessage[];
   tools: ToolDefinition[];
-  /** `none` hides the tools from the model. */
-  toolChoice: "auto" | "none";
+  /**
+   * `none` hides the tools from the model; `required` or `{ name }` force a call with a
+   * grammar; `auto` lets the model decide (node-llama-cpp function calling).
+   */
+  toolChoice: "auto" | "none" | "required" | { name: string };
   responseFormat: ResponseFormat;
   /** Upper bound on generated tokens; undefined = until the context is full. */
   maxTokens?: number | undefined;

@@ -92,4 +92,75 @@ describe("chat with a real model", () => {
     const texts = new Set([a, ...others].map((r) => r.json.choices[0].message.content));
     assert.ok(texts.size > 1, "different seeds all gave the same text");
   });
+
+  const weatherTool = {
+    type: "function",
+    function: {
+      name: "get_weather",
+      description: "Current weather in a Malaysian city",
+      parameters: { type: "object", properties: { city: { type: "string", maxLength: 40 }, unit: { type: "string", enum: ["celsius", "fahrenheit"] } }, required: ["city", "unit"] },
+    },
+  };
+  const timeTool = { type: "function", function: { name: "get_time", parameters: { type: "object", properties: { zone: { type: "string", maxLength: 40 } }, required: ["zone"] } } };
+
+  it("makes a tool call when the function is named in tool_choice, streamed and not", async () => {
+    const body = { messages: [{ role: "user", content: "What is the weather in Ipoh?" }], temperature: 0, max_tokens: 60, tools: [weatherTool, timeTool], tool_choice: { type: "function", function: { name: "get_weather" } } };
+    const res = await t.call("POST", "/v1/chat/completions", body);
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    const choice = res.json.choices[0];
+    assert.equal(choice.finish_reason, "tool_calls");
+    assert.equal(choice.message.content, null);
+    assert.equal(choice.message.tool_calls.length, 1);
+    const call = choice.message.tool_calls[0];
+    assert.equal(call.type, "function");
+    assert.equal(call.function.name, "get_weather");
+    const args = JSON.parse(call.function.arguments);
+    assert.equal(typeof args.city, "string");
+    assert.ok(["celsius", "fahrenheit"].includes(args.unit));
+
+    const response = await fetch(`${t.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${t.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ ...body, stream: true }),
+    });
+    const chunks = (await readSse(response)).slice(0, -1) as any[];
+    const streamed = chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
+    assert.equal(streamed.length, 1);
+    assert.equal(streamed[0].index, 0);
+    assert.equal(streamed[0].function.name, "get_weather");
+    assert.equal(streamed[0].function.arguments, call.function.arguments, "streamed and non-streamed calls differ at temperature 0");
+    assert.equal(chunks.at(-1).choices[0].finish_reason, "tool_calls");
+    assert.ok(!chunks.some((c) => c.choices[0]?.delta.content), "a forced call's arguments must not leak as content");
+  });
+
+  it("lets the model choose among tools when tool_choice is required, and continues after a tool result", async () => {
+    const res = await t.call("POST", "/v1/chat/completions", { messages: [{ role: "user", content: "What time is it in Kuching?" }], temperature: 0, max_tokens: 80, tools: [weatherTool, timeTool], tool_choice: "required" });
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    const call = res.json.choices[0].message.tool_calls[0];
+    assert.ok(["get_weather", "get_time"].includes(call.function.name));
+    assert.doesNotThrow(() => JSON.parse(call.function.arguments));
+    // Send the result back, as a client would; the model answers in text.
+    const followUp = await t.call("POST", "/v1/chat/completions", {
+      messages: [
+        { role: "user", content: "What time is it in Kuching?" },
+        { role: "assistant", content: null, tool_calls: [call] },
+        { role: "tool", tool_call_id: call.id, content: "14:05" },
+      ],
+      temperature: 0,
+      max_tokens: 10,
+      tools: [weatherTool, timeTool],
+      tool_choice: "none",
+    });
+    assert.equal(followUp.status, 200, JSON.stringify(followUp.json));
+    assert.equal(typeof followUp.json.choices[0].message.content, "string");
+    assert.ok(!followUp.json.choices[0].message.tool_calls);
+  });
+
+  it("shows tools to the model in auto mode (the prompt grows by their description)", async () => {
+    const plain = await chat({ max_tokens: 1 });
+    const withTools = await chat({ max_tokens: 1, tools: [weatherTool] });
+    assert.equal(withTools.status, 200);
+    assert.ok(withTools.json.usage.prompt_tokens > plain.json.usage.prompt_tokens + 20, `${withTools.json.usage.prompt_tokens} vs ${plain.json.usage.prompt_tokens}`);
+  });
 });
+

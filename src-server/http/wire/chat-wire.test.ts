@@ -60,11 +60,16 @@ describe("chat request schema", () => {
     });
   }
 
-  it("refuses image parts and forced tool choice when translating", () => {
+  it("refuses image parts when translating", () => {
     const image = parse({ messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "x" } }] }] });
     assert.throws(() => toChatInput(image), (e: unknown) => e instanceof ServiceError && e.code === "unsupported_content_type");
-    const forced = parse({ messages: user, tool_choice: "required", tools: [{ type: "function", function: { name: "f" } }] });
-    assert.throws(() => toChatInput(forced), (e: unknown) => e instanceof ServiceError && e.param === "tool_choice");
+  });
+
+  it("passes tool_choice through: required, named, auto and none", () => {
+    const tools = [{ type: "function", function: { name: "f" } }];
+    assert.equal(toChatInput(parse({ messages: user, tools, tool_choice: "required" })).toolChoice, "required");
+    assert.deepEqual(toChatInput(parse({ messages: user, tools, tool_choice: { type: "function", function: { name: "f" } } })).toolChoice, { name: "f" });
+    assert.equal(toChatInput(parse({ messages: user, tools })).toolChoice, "auto");
   });
 });
 

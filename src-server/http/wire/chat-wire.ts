@@ -162,10 +162,8 @@ function toResponseFormat(format: WireChatRequest["response_format"]): ResponseF
 
 /** Translates a validated request into the engine's terms (400 for what it cannot do). */
 export function toChatInput(request: WireChatRequest): ChatGenerationInput {
-  const toolChoice = request.tool_choice ?? "auto";
-  if (toolChoice === "required" || typeof toolChoice === "object") {
-    throw invalidRequest("tool_choice 'required' and named functions are not supported; use 'auto' or 'none'", "unsupported_parameter", "tool_choice");
-  }
+  const wireChoice = request.tool_choice ?? "auto";
+  const toolChoice = typeof wireChoice === "object" ? { name: wireChoice.function.name } : wireChoice;
   if (request.max_tokens != null && request.max_completion_tokens != null && request.max_tokens !== request.max_completion_tokens) {
     throw invalidRequest("max_tokens and max_completion_tokens disagree; send one of them", "invalid_parameter", "max_tokens");
   }

@@ -1,0 +1,116 @@
+/** Shared pieces of the benchmarks: processes, SSE streaming client, statistics. */
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = (p / 100) * (sorted.length - 1);
+  const lo = Math.floor(rank);
+  const hi = Math.ceil(rank);
+  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (rank - lo);
+}
+
+export const median = (values: number[]) => percentile(values, 50);
+
+/** Resident memory of a process in MB, from /proc. */
+export function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
+  return kb / 1024;
+}
+
+export interface Spawned {
+  child: ChildProcess;
+  output: () => string;
+  stop: () => Promise<void>;
+}
+
+/** Spawns a process and resolves once `ready` matches its combined output. */
+export async function spawnUntil(command: string, args: string[], ready: RegExp, env: NodeJS.ProcessEnv = {}, timeoutMs = 120_000): Promise<Spawned & { match: RegExpExecArray }> {
+  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  const match = await new Promise<RegExpExecArray>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${ready} from ${command}:\n${output.slice(-2000)}`)), timeoutMs);
+    const onData = (d: Buffer) => {
+      output += d.toString();
+      const m = ready.exec(output);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m);
+      }
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${command} exited with ${code}:\n${output.slice(-2000)}`));
+    });
+  });
+  child.removeAllListeners("exit");
+  return {
+    child,
+    match,
+    output: () => output,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+        setTimeout(() => child.kill("SIGKILL"), 5000).unref();
+      }),
+  };
+}
+
+export interface StreamResult {
+  ttftMs: number;
+  decodeMs: number;
+  tokens: number;
+  text: string;
+}
+
+/**
+ * Sends a streamed chat completion and times it. Events are parsed only once complete
+ * (split on the blank line that ends an SSE event, across reads). Tokens are the
+ * server's usage count when it sends one, else the number of content deltas.
+ */
+export async function streamChat(url: string, key: string, body: Record<string, unknown>): Promise<StreamResult> {
+  const started = performance.now();
+  const response = await fetch(`${url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ ...body, stream: true }),
+  });
+  if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
+  const decoder = new TextDecoder();
+  let buffer = "";
+  let first = 0;
+  let last = 0;
+  let deltas = 0;
+  let usageTokens: number | null = null;
+  let text = "";
+  for await (const chunk of response.body) {
+    buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const event = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const data = event.split("\n").find((l) => l.startsWith("data: "))?.slice(6);
+      if (!data || data === "[DONE]") continue;
+      const parsed = JSON.parse(data) as { choices?: { delta?: { content?: string } }[]; usage?: { completion_tokens: number } | null };
+      const content = parsed.choices?.[0]?.delta?.content;
+      if (content) {
+        const now = performance.now();
+        if (!first) first = now;
+        last = now;
+        deltas++;
+        text += content;
+      }
+      if (parsed.usage) usageTokens = parsed.usage.completion_tokens;
+    }
+  }
+  return { ttftMs: first - started, decodeMs: last - first, tokens: usageTokens ?? deltas, text };
+}
+
+/** Decode rate excluding the first token (which carries prompt processing). */
+export const decodeRate = (r: { decodeMs: number; tokens: number }) => (r.tokens > 1 ? ((r.tokens - 1) / r.decodeMs) * 1000 : NaN);

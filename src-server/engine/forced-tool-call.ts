@@ -1,0 +1,67 @@
+/**
+ * `tool_choice: "required"` or a named function: the call is forced with a grammar
+ * instead of hoping the model emits its native call syntax. The model sees the tools
+ * described in a system message and can only produce JSON that is a valid call.
+ */
+import type { ChatHistoryItem, GbnfJsonSchema } from "node-llama-cpp";
+import { invalidRequest } from "../errors.js";
+import { randomBase62 } from "../ids.js";
+import { toGrammarSchema } from "./grammar-schema.js";
+import type { ToolCall, ToolDefinition } from "./types.js";
+
+export interface ForcedToolPlan {
+  history: ChatHistoryItem[];
+  schema: GbnfJsonSchema;
+  /** Turns the generated JSON into tool calls; raw text is kept when it is cut short. */
+  toToolCalls(text: string): ToolCall[];
+}
+
+const NO_PARAMS = { type: "object", properties: {} };
+
+export function planForcedToolCall(history: ChatHistoryItem[], tools: readonly ToolDefinition[], choice: "required" | { name: string }): ForcedToolPlan {
+  if (tools.length === 0) throw invalidRequest("tool_choice requires at least one tool in 'tools'", "invalid_parameter", "tool_choice");
+  const candidates = typeof choice === "object" ? tools.filter((t) => t.name === choice.name) : [...tools];
+  if (candidates.length === 0) throw invalidRequest(`tool_choice names '${(choice as { name: string }).name}', which is not in 'tools'`, "invalid_parameter", "tool_choice");
+  const params = (tool: ToolDefinition, i: number) => toGrammarSchema(tool.parameters ?? NO_PARAMS, `tools.${tools.indexOf(tool) >= 0 ? tools.indexOf(tool) : i}.function.parameters`);
+
+  const single = candidates.length === 1 ? candidates[0]! : null;
+  const schema: GbnfJsonSchema = single
+    ? params(single, 0)
+    : ({
+        oneOf: candidates.map((tool, i) => ({
+          type: "object",
+          properties: { name: { const: tool.name }, arguments: params(tool, i) },
+          required: ["name", "arguments"],
+        })),
+      } as GbnfJsonSchema);
+
+  const described = candidates
+    .map((tool) => `- ${tool.name}${tool.description ? `: ${tool.description}` : ""}\n  parameters (JSON Schema): ${JSON.stringify(tool.parameters ?? NO_PARAMS)}`)
+    .join("\n");
+  const instruction = single
+    ? `You must call the function '${single.name}' now. Reply with only the JSON object of its arguments.\n${described}`
+    : `You must call one of these functions now. Reply with only a JSON object {"name": <function name>, "arguments": <its arguments>}.\n${described}`;
+
+  const withInstruction: ChatHistoryItem[] = [...history];
+  const first = withInstruction[0];
+  if (first?.type === "system" && typeof first.text === "string") withInstruction[0] = { type: "system", text: `${first.text}\n\n${instruction}` };
+  else withInstruction.unshift({ type: "system", text: instruction });
+
+  return {
+    history: withInstruction,
+    schema,
+    toToolCalls(text) {
+      const id = `call_${randomBase62(24)}`;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        // Cut short by max_tokens: hand back what was generated, as OpenAI does.
+        return [{ id, name: single?.name ?? "", arguments: text }];
+      }
+      if (single) return [{ id, name: single.name, arguments: JSON.stringify(parsed) }];
+      const call = parsed as { name: string; arguments: unknown };
+      return [{ id, name: call.name, arguments: JSON.stringify(call.arguments ?? {}) }];
+    },
+  };
+}
