@@ -40,8 +40,8 @@ export async function spawnUntil(command: string, args: string[], ready: RegExp,
         resolve(m);
       }
     };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
     child.once("exit", (code) => {
       clearTimeout(timer);
       reject(new Error(`${command} exited with ${code}:\n${output.slice(-2000)}`));

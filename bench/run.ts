@@ -29,9 +29,17 @@ const log = (s: string) => {
 };
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
 
-function inProcess(options: Record<string, unknown>): any {
+interface InProcessChat {
+  runs: { ttftMs: number; decodeMs: number; tokens: number }[];
+}
+interface InProcessEmbed {
+  count: number;
+  ms: number;
+}
+
+function inProcess<T>(options: Record<string, unknown>): T {
   const out = execFileSync(process.execPath, ["--import", "tsx", path.join(ROOT, "bench", "inprocess.ts"), JSON.stringify(options)], { cwd: ROOT, encoding: "utf8", maxBuffer: 1 << 26, stdio: ["ignore", "pipe", "ignore"] });
-  return JSON.parse(out);
+  return JSON.parse(out) as T;
 }
 
 async function startPustaka(parallel: number) {
@@ -101,7 +109,7 @@ function summarize(runs: { ttftMs: number; decodeMs: number; tokens: number }[])
 }
 
 async function main() {
-  log(`# Pustaka benchmark (${report.date})`);
+  log(`# Pustaka benchmark (${String(report.date)})`);
   log(`CPU cores: ${os.cpus().length}; threads per context: ${THREADS}; chat model: ${path.basename(CHAT_MODEL)}; embeddings: ${path.basename(EMBED_MODEL)}; ${RUNS} runs of ${MAX_TOKENS} tokens, temperature 0\n`);
 
   // 1. Idle memory.
@@ -113,7 +121,7 @@ async function main() {
   log(`## Idle memory\nRSS with no model loaded: **${fmt(idleRss)} MB** (target ≤ 150 MB)\n`);
 
   // 2. Single stream: in-process vs API vs llama.cpp server.
-  const reference = summarize(inProcess({ mode: "chat", model: CHAT_MODEL, threads: THREADS, contextSize: CONTEXT, prompts: [prompt(-1), ...Array.from({ length: RUNS }, (_, i) => prompt(i))], maxTokens: MAX_TOKENS }).runs.slice(1));
+  const reference = summarize(inProcess<InProcessChat>({ mode: "chat", model: CHAT_MODEL, threads: THREADS, contextSize: CONTEXT, prompts: [prompt(-1), ...Array.from({ length: RUNS }, (_, i) => prompt(i))], maxTokens: MAX_TOKENS }).runs.slice(1));
   const pustaka = await startPustaka(8);
   const api = summarize(await singleStream(pustaka.url));
   const peer = await startPeer(1);
@@ -147,7 +155,7 @@ async function main() {
 
   // 4. Embeddings.
   const inputs = Array.from({ length: 256 }, (_, i) => `Sentence ${i}: the monsoon season brings heavy rain to the east coast of Peninsular Malaysia.`);
-  const refEmbed = inProcess({ mode: "embed", model: EMBED_MODEL, threads: THREADS, contextSize: 512, prompts: [], maxTokens: 0, inputs });
+  const refEmbed = inProcess<InProcessEmbed>({ mode: "embed", model: EMBED_MODEL, threads: THREADS, contextSize: 512, prompts: [], maxTokens: 0, inputs });
   const warm = await fetch(`${pustaka.url}/v1/embeddings`, { method: "POST", headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" }, body: JSON.stringify({ model: "minilm", input: "warm up" }) });
   await warm.text();
   const started = performance.now();
@@ -164,7 +172,7 @@ async function main() {
 
   // 5. Threads (informational): the same in-process decode at 1 and 2 threads.
   if (!process.env.BENCH_SKIP_THREADS) {
-    const byThreads = [1, 2].map((threads) => ({ threads, ...summarize(inProcess({ mode: "chat", model: CHAT_MODEL, threads, contextSize: CONTEXT, prompts: [prompt(1), prompt(2), prompt(3)], maxTokens: 64 }).runs) }));
+    const byThreads = [1, 2].map((threads) => ({ threads, ...summarize(inProcess<InProcessChat>({ mode: "chat", model: CHAT_MODEL, threads, contextSize: CONTEXT, prompts: [prompt(1), prompt(2), prompt(3)], maxTokens: 64 }).runs) }));
     report.threads = byThreads;
     log(`\n## Threads (in-process, informational)\n${byThreads.map((t) => `${t.threads} thread(s): decode ${fmt(t.decodeTps)} tok/s, TTFT p50 ${fmt(t.ttftP50)} ms`).join("; ")}`);
   }
