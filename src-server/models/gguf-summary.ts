@@ -3,6 +3,7 @@
  * (no weights are loaded).
  */
 import { stat } from "node:fs/promises";
+import { Worker } from "node:worker_threads";
 import { GgufFileType, readGgufFileInfo } from "node-llama-cpp";
 
 export type ModelType = "chat" | "embedding";
@@ -27,9 +28,15 @@ const ENCODER_ARCHITECTURES = new Set([
   "bert", "modern-bert", "nomic-bert", "nomic-bert-moe", "neo-bert", "jina-bert-v2", "jina-bert-v3", "eurobert", "t5encoder",
 ]);
 
+/**
+ * Vocabulary arrays (hundreds of thousands of entries for modern tokenizers): skipped,
+ * so scanning a models folder costs kilobytes, not tens of megabytes, of heap.
+ */
+const TOKENIZER_ARRAYS = ["tokenizer.ggml.tokens", "tokenizer.ggml.scores", "tokenizer.ggml.token_type", "tokenizer.ggml.merges"];
+
 /** Reads the header of a GGUF file. Throws when the file is not a readable GGUF. */
 export async function readGgufSummary(file: string): Promise<GgufSummary> {
-  const [info, stats] = await Promise.all([readGgufFileInfo(file, { readTensorInfo: true, logWarnings: false }), stat(file)]);
+  const [info, stats] = await Promise.all([readGgufFileInfo(file, { readTensorInfo: true, logWarnings: false, ignoreKeys: TOKENIZER_ARRAYS }), stat(file)]);
   const general = info.metadata.general as { architecture?: string; name?: string; file_type?: number } | undefined;
   const architecture = general?.architecture ?? "unknown";
   const arch = (info.architectureMetadata ?? {}) as { context_length?: number; embedding_length?: number; pooling_type?: number };
@@ -64,4 +71,40 @@ export function formatParameterCount(n: number): string {
   if (n >= 1e6) return `${Math.round(n / 1e6)}M`;
   if (n >= 1e3) return `${Math.round(n / 1e3)}K`;
   return String(n);
+}
+
+export type SummaryResult = { ok: true; summary: GgufSummary } | { ok: false; error: string };
+
+/**
+ * Reads many GGUF headers in a short-lived worker thread. node-llama-cpp's reader
+ * allocates tens of megabytes per file (vocabularies, tensor tables) that the main
+ * process's heap would keep as resident memory long after; the worker's heap is
+ * returned to the system when it exits.
+ */
+export async function readGgufSummaries(files: string[]): Promise<SummaryResult[]> {
+  if (files.length === 0) return [];
+  const source = `
+    const { parentPort, workerData } = require("node:worker_threads");
+    // Running from TypeScript sources (tests, \`npm run dev\`): load them through tsx.
+    const ready = workerData.module.endsWith(".ts") ? import("tsx/esm/api").then((tsx) => tsx.register()) : Promise.resolve();
+    ready.then(() => import(workerData.module)).then(async ({ readGgufSummary }) => {
+      const results = [];
+      for (const file of workerData.files) {
+        try { results.push({ ok: true, summary: await readGgufSummary(file) }); }
+        catch (error) { results.push({ ok: false, error: String(error && error.message || error) }); }
+      }
+      parentPort.postMessage(results);
+    }, (error) => parentPort.postMessage({ fatal: String(error && error.stack || error) }));`;
+  const worker = new Worker(source, { eval: true, workerData: { module: import.meta.url, files } });
+  try {
+    const message = await new Promise<SummaryResult[] | { fatal: string }>((resolve, reject) => {
+      worker.once("message", resolve);
+      worker.once("error", reject);
+      worker.once("exit", (code) => reject(new Error(`GGUF reader worker exited with code ${code}`)));
+    });
+    if (!Array.isArray(message)) throw new Error(`GGUF reader worker failed: ${message.fatal}`);
+    return message;
+  } finally {
+    await worker.terminate();
+  }
 }

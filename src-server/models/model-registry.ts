@@ -7,7 +7,7 @@ import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { notFound } from "../errors.js";
 import { MODEL_ID, type Catalog, type CatalogAlias, type CatalogModel } from "./catalog.js";
-import { readGgufSummary, type GgufSummary, type ModelType } from "./gguf-summary.js";
+import { readGgufSummaries, type GgufSummary, type ModelType } from "./gguf-summary.js";
 
 export interface ModelEntry {
   /** Canonical id. */
@@ -84,15 +84,17 @@ export class ModelRegistry {
     const byPath = new Map<string, ModelEntry>();
     const taken = new Set<string>();
 
-    const addFile = async (file: string, id: string, origin: ModelEntry["origin"]): Promise<ModelEntry> => {
+    // Every header is read up front, in one worker (see readGgufSummaries).
+    const scanned = (await findGgufFiles(options.modelsDir)).filter((file) => !Object.values(bindings).includes(file));
+    const files = [...new Set([...Object.values(bindings), ...scanned])];
+    const summaries = new Map((await readGgufSummaries(files)).map((result, i) => [files[i]!, result]));
+
+    const addFile = (file: string, id: string, origin: ModelEntry["origin"]): ModelEntry => {
       const existing = byPath.get(file);
       if (existing) return existing;
-      let gguf: GgufSummary;
-      try {
-        gguf = await readGgufSummary(file);
-      } catch (error) {
-        throw new ModelConfigError(`cannot read model file ${file}: ${(error as Error).message}`);
-      }
+      const result = summaries.get(file);
+      if (!result?.ok) throw new ModelConfigError(`cannot read model file ${file}: ${result?.error ?? "not read"}`);
+      const gguf: GgufSummary = result.summary;
       const catalogModel = catalogById.get(id) ?? catalogByFile.get(path.basename(file).toLowerCase()) ?? null;
       const entry: ModelEntry = { id, type: gguf.type, aliases: [], gguf, catalog: catalogModel, origin };
       byPath.set(file, entry);
@@ -105,19 +107,19 @@ export class ModelRegistry {
     for (const [name, file] of Object.entries(bindings)) {
       if (!MODEL_ID.test(name)) throw new ModelConfigError(`--model ${name}: ids are lowercase letters, digits and . _ : -`);
       if (aliasById.has(name)) aliasBindings.push([name, file]);
-      else await addFile(file, name, "binding");
+      else addFile(file, name, "binding");
     }
     for (const [name, file] of aliasBindings) {
-      const entry = await addFile(file, uniqueId(idFromFilename(file), taken), "binding");
+      const entry = addFile(file, uniqueId(idFromFilename(file), taken), "binding");
       entry.aliases.push(name);
     }
     // 2. Everything in the models directory.
-    for (const file of await findGgufFiles(options.modelsDir)) {
+    for (const file of scanned) {
       if (byPath.has(file)) continue;
       const catalogModel = catalogByFile.get(path.basename(file).toLowerCase());
       const wanted = catalogModel && !taken.has(catalogModel.id) ? catalogModel.id : uniqueId(idFromFilename(file), taken);
       try {
-        await addFile(file, wanted, catalogModel ? "catalog" : "scan");
+        addFile(file, wanted, catalogModel ? "catalog" : "scan");
       } catch (error) {
         // A stray unreadable file in the folder must not stop the service; bindings must.
         options.onWarning?.(`skipping ${file}: ${(error as Error).message}`);
