@@ -1,59 +1,58 @@
 /**
- * Reference measurements: node-llama-cpp called directly (no HTTP), in its own process,
- * with the same GGUF, thread count and prompts as the server runs.
- * Usage: node --import tsx bench/inprocess.ts '<json options>'  → JSON on stdout.
+ * Reference: node-llama-cpp called directly (no HTTP), in its own long-lived process,
+ * with the same GGUF and thread count as the server. It reads one JSON request per
+ * line on stdin and answers one JSON line on stdout, so the benchmark can alternate
+ * reference and API runs and the machine's drift hits both alike.
+ *
+ *   {"op":"chat","prompt":"...","maxTokens":128} → {"ttftMs","decodeMs","tokens"}
+ *   {"op":"embed","inputs":["..."]}               → {"count","ms"}
  */
-import { getLlama, LlamaChat, resolveChatWrapper, type ChatHistoryItem } from "node-llama-cpp";
+import { createInterface } from "node:readline";
+import { getLlama, LlamaChat, resolveChatWrapper, type LlamaEmbeddingContext } from "node-llama-cpp";
 
-interface Options {
-  mode: "chat" | "embed";
-  model: string;
-  threads: number;
-  contextSize: number;
-  prompts: string[];
-  maxTokens: number;
-  /** Embedding inputs. */
-  inputs?: string[];
-}
-
-const options = JSON.parse(process.argv[2] ?? "{}") as Options;
+const options = JSON.parse(process.argv[2] ?? "{}") as { model: string; threads: number; contextSize: number; embed?: boolean };
 const llama = await getLlama({ gpu: false, build: "never" });
 const model = await llama.loadModel({ modelPath: options.model });
+const context = options.embed ? null : await model.createContext({ contextSize: options.contextSize, sequences: 1, threads: options.threads });
+const sequence = context?.getSequence();
+const wrapper = resolveChatWrapper(model);
+const embedders: LlamaEmbeddingContext[] = [];
 
-if (options.mode === "chat") {
-  const context = await model.createContext({ contextSize: options.contextSize, sequences: 1, threads: options.threads });
-  const sequence = context.getSequence();
-  const wrapper = resolveChatWrapper(model);
-  const runs = [];
-  for (const prompt of options.prompts) {
-    const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: wrapper });
-    const history: ChatHistoryItem[] = [{ type: "user", text: prompt }, { type: "model", response: [] }];
-    const started = performance.now();
-    let first = 0;
-    let last = 0;
-    let tokens = 0;
-    await chat.generateResponse(history, {
-      maxTokens: options.maxTokens,
-      temperature: 0,
-      repeatPenalty: false,
-      onToken: (t) => {
-        tokens += t.length;
-        last = performance.now();
-        if (!first) first = last;
-      },
-    });
-    runs.push({ ttftMs: first - started, decodeMs: last - first, tokens });
-    chat.dispose();
-  }
-  process.stdout.write(JSON.stringify({ runs }));
-} else {
-  const context = await model.createEmbeddingContext({ threads: options.threads, contextSize: Math.min(model.trainContextSize, 8192) });
-  const inputs = options.inputs ?? [];
-  await context.getEmbeddingFor("warm up");
+async function chat(prompt: string, maxTokens: number) {
+  const session = new LlamaChat({ contextSequence: sequence!, chatWrapper: wrapper });
   const started = performance.now();
-  for (const input of inputs) await context.getEmbeddingFor(input);
-  const ms = performance.now() - started;
-  process.stdout.write(JSON.stringify({ count: inputs.length, ms }));
+  let first = 0;
+  let last = 0;
+  let tokens = 0;
+  await session.generateResponse([{ type: "user", text: prompt }, { type: "model", response: [] }], {
+    maxTokens,
+    temperature: 0,
+    repeatPenalty: false,
+    onToken: (t) => {
+      tokens += t.length;
+      last = performance.now();
+      if (!first) first = last;
+    },
+  });
+  session.dispose();
+  return { ttftMs: first - started, decodeMs: last - first, tokens };
 }
+
+async function embed(inputs: string[]) {
+  if (embedders.length === 0) embedders.push(await model.createEmbeddingContext({ threads: options.threads, contextSize: Math.min(model.trainContextSize, 8192) }));
+  const embedder = embedders[0]!;
+  const started = performance.now();
+  for (const input of inputs) await embedder.getEmbeddingFor(input);
+  return { count: inputs.length, ms: performance.now() - started };
+}
+
+process.stdout.write(`${JSON.stringify({ ready: true })}\n`);
+for await (const line of createInterface({ input: process.stdin })) {
+  const request = JSON.parse(line) as { op: "chat"; prompt: string; maxTokens: number } | { op: "embed"; inputs: string[] };
+  const result = request.op === "chat" ? await chat(request.prompt, request.maxTokens) : await embed(request.inputs);
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+for (const embedder of embedders) await embedder.dispose();
+await context?.dispose();
 await model.dispose();
 await llama.dispose();

@@ -114,3 +114,30 @@ export async function streamChat(url: string, key: string, body: Record<string, 
 
 /** Decode rate excluding the first token (which carries prompt processing). */
 export const decodeRate = (r: { decodeMs: number; tokens: number }) => (r.tokens > 1 ? ((r.tokens - 1) / r.decodeMs) * 1000 : NaN);
+
+/** A long-lived reference worker (bench/inprocess.ts) spoken to in JSON lines. */
+export async function startReference(root: string, options: Record<string, unknown>) {
+  const { spawn } = await import("node:child_process");
+  const { createInterface } = await import("node:readline");
+  const child = spawn(process.execPath, ["--import", "tsx", `${root}/bench/inprocess.ts`, JSON.stringify(options)], { cwd: root, stdio: ["pipe", "pipe", "ignore"] });
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const next = async () => {
+    const result: IteratorResult<string> = await lines.next();
+    if (result.done) throw new Error("reference worker exited");
+    return JSON.parse(result.value) as Record<string, unknown>;
+  };
+  await next(); // ready
+  return {
+    pid: child.pid!,
+    async request<T>(message: Record<string, unknown>): Promise<T> {
+      child.stdin.write(`${JSON.stringify(message)}\n`);
+      return (await next()) as T;
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.once("exit", () => resolve());
+        child.stdin.end();
+        setTimeout(() => child.kill("SIGKILL"), 5000).unref();
+      }),
+  };
+}

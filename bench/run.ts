@@ -8,11 +8,11 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { testModel } from "../test/helpers/models.js";
-import { decodeRate, median, percentile, rssMb, spawnUntil, streamChat, type StreamResult } from "./lib.js";
+import { decodeRate, median, percentile, rssMb, spawnUntil, startReference, streamChat, type StreamResult } from "./lib.js";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const THREADS = Number(process.env.BENCH_THREADS ?? 1);
-const RUNS = Number(process.env.BENCH_RUNS ?? 8);
+const RUNS = Number(process.env.BENCH_RUNS ?? 20);
 const MAX_TOKENS = 128;
 const CONTEXT = 1024;
 const KEY = "psk-benchmark-key-0000000000";
@@ -28,19 +28,6 @@ const log = (s: string) => {
   process.stdout.write(`${s}\n`);
 };
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
-
-interface InProcessChat {
-  runs: { ttftMs: number; decodeMs: number; tokens: number }[];
-}
-interface InProcessEmbed {
-  count: number;
-  ms: number;
-}
-
-function inProcess<T>(options: Record<string, unknown>): T {
-  const out = execFileSync(process.execPath, ["--import", "tsx", path.join(ROOT, "bench", "inprocess.ts"), JSON.stringify(options)], { cwd: ROOT, encoding: "utf8", maxBuffer: 1 << 26, stdio: ["ignore", "pipe", "ignore"] });
-  return JSON.parse(out) as T;
-}
 
 async function startPustaka(parallel: number) {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "pustaka-bench-"));
@@ -72,19 +59,12 @@ async function startPeer(parallelSlots: number) {
   const server = await spawnUntil(
     PEER_PYTHON,
     ["-m", "llama_cpp.server", "--model", CHAT_MODEL, "--model_alias", "svc-merlion-13b", "--host", "127.0.0.1", "--port", String(port), "--n_threads", String(THREADS), "--n_threads_batch", String(THREADS),
-      "--n_ctx", String(CONTEXT * parallelSlots), "--chat_format", "gemma", "--api_key", KEY],
+      "--n_ctx", String(CONTEXT * parallelSlots), "--chat_format", "gemma", "--api_key", KEY,
+      // Its default lets a new request interrupt the one streaming; queue them instead.
+      "--interrupt_requests", "False"],
     /Uvicorn running on/,
   );
   return { ...server, url: `http://127.0.0.1:${port}` };
-}
-
-async function singleStream(url: string): Promise<StreamResult[]> {
-  await streamChat(url, KEY, { model: "svc-merlion-13b", messages: [{ role: "user", content: "warm up" }], max_tokens: 4, temperature: 0 });
-  const runs: StreamResult[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    runs.push(await streamChat(url, KEY, { model: "svc-merlion-13b", messages: [{ role: "user", content: prompt(i) }], max_tokens: MAX_TOKENS, temperature: 0, stream_options: { include_usage: true } }));
-  }
-  return runs;
 }
 
 async function concurrent(url: string, streams: number, usage: boolean) {
@@ -120,23 +100,44 @@ async function main() {
   report.idleRssMb = idleRss;
   log(`## Idle memory\nRSS with no model loaded: **${fmt(idleRss)} MB** (target ≤ 150 MB)\n`);
 
-  // 2. Single stream: in-process vs API vs llama.cpp server.
-  const reference = summarize(inProcess<InProcessChat>({ mode: "chat", model: CHAT_MODEL, threads: THREADS, contextSize: CONTEXT, prompts: [prompt(-1), ...Array.from({ length: RUNS }, (_, i) => prompt(i))], maxTokens: MAX_TOKENS }).runs.slice(1));
+  // 2. One stream: reference, API and peer take turns on each prompt (order rotated),
+  //    so the machine's drift (large on shared VMs) hits all three alike.
+  const reference = await startReference(ROOT, { model: CHAT_MODEL, threads: THREADS, contextSize: CONTEXT });
   const pustaka = await startPustaka(8);
-  const api = summarize(await singleStream(pustaka.url));
   const peer = await startPeer(1);
-  const peerSingle = peer ? summarize(await singleStream(peer.url)) : null;
-  await peer?.stop();
-  report.single = { inProcess: reference, api, llamaCppServer: peerSingle };
+  const chatBody = (i: number) => ({ model: "svc-merlion-13b", messages: [{ role: "user", content: prompt(i) }], max_tokens: MAX_TOKENS, temperature: 0, stream_options: { include_usage: true } });
+  await reference.request({ op: "chat", prompt: "warm up", maxTokens: 4 });
+  await streamChat(pustaka.url, KEY, { model: "svc-merlion-13b", messages: [{ role: "user", content: "warm up" }], max_tokens: 4 });
+  if (peer) await streamChat(peer.url, KEY, { model: "svc-merlion-13b", messages: [{ role: "user", content: "warm up" }], max_tokens: 4 });
+  const samples = { reference: [] as StreamResult[], api: [] as StreamResult[], peer: [] as StreamResult[] };
+  for (let i = 0; i < RUNS; i++) {
+    const turns: (() => Promise<void>)[] = [
+      async () => void samples.reference.push({ ...(await reference.request<StreamResult>({ op: "chat", prompt: prompt(i), maxTokens: MAX_TOKENS })), text: "" }),
+      async () => void samples.api.push(await streamChat(pustaka.url, KEY, chatBody(i))),
+      ...(peer ? [async () => void samples.peer.push(await streamChat(peer.url, KEY, { ...chatBody(i), stream_options: undefined }))] : []),
+    ];
+    for (let k = 0; k < turns.length; k++) await turns[(i + k) % turns.length]!();
+  }
+  const ref = summarize(samples.reference);
+  const api = summarize(samples.api);
+  const peerSingle = peer ? summarize(samples.peer) : null;
+  // Paired ratios: each API run against the reference run on the same prompt.
+  const decodeRatios = samples.api.map((a, i) => decodeRate(a) / decodeRate(samples.reference[i]!));
+  const pairedDecode = median(decodeRatios);
+  const spread = [percentile(decodeRatios, 25), percentile(decodeRatios, 75)];
+  const pairedTtft = median(samples.api.map((a, i) => a.ttftMs - samples.reference[i]!.ttftMs));
+  report.single = { inProcess: ref, api, llamaCppServer: peerSingle, pairedDecodeRatio: pairedDecode, pairedDecodeRatioIqr: spread, pairedAddedTtftMs: pairedTtft };
   log("## One stream");
   log("| | TTFT p50 (ms) | TTFT p95 (ms) | decode (tok/s) | tokens |");
   log("|---|---|---|---|---|");
-  for (const [name, s] of [["node-llama-cpp in-process", reference], ["Pustaka HTTP API", api], ["llama.cpp server (llama-cpp-python)", peerSingle]] as const) {
-    if (s) log(`| ${name} | ${fmt(s.ttftP50)} | ${fmt(s.ttftP95)} | ${fmt(s.decodeTps)} | ${s.tokens} |`);
+  for (const [name, sm] of [["node-llama-cpp in-process", ref], ["Pustaka HTTP API", api], ["llama.cpp server (llama-cpp-python)", peerSingle]] as const) {
+    if (sm) log(`| ${name} | ${fmt(sm.ttftP50)} | ${fmt(sm.ttftP95)} | ${fmt(sm.decodeTps)} | ${sm.tokens} |`);
   }
-  log(`\nAPI decode / in-process: **${fmt((api.decodeTps / reference.decodeTps) * 100)}%** (target ≥ 95%); added TTFT p50: **${fmt(api.ttftP50 - reference.ttftP50)} ms** (target ≤ 10 ms)`);
+  log(`\nAPI decode / in-process (median of paired runs): **${fmt(pairedDecode * 100)}%** (interquartile range ${fmt(spread[0]! * 100)}–${fmt(spread[1]! * 100)}%; target ≥ 95%); added TTFT (median of paired differences): **${fmt(pairedTtft)} ms** (target ≤ 10 ms)`);
   if (peerSingle) log(`API / llama.cpp server: decode ${fmt(api.decodeTps / peerSingle.decodeTps, 2)}×, TTFT p50 ${fmt(api.ttftP50 / peerSingle.ttftP50, 2)}×`);
-  else log("llama.cpp server peer not built: run `bench/peers/setup-llama-server.sh` first");
+  else log("llama.cpp server peer not built: run `npm run bench:setup` first");
+  await peer?.stop();
+  await reference.stop();
 
   // 3. Concurrency.
   log("\n## Concurrent streams (64 tokens each)");
@@ -146,33 +147,54 @@ async function main() {
   const peerMany = await startPeer(1);
   for (const n of [1, 2, 4, 8]) {
     const ours = await concurrent(pustaka.url, n, true);
-    const theirs = peerMany ? await concurrent(peerMany.url, n, false) : null;
+    let theirs: Awaited<ReturnType<typeof concurrent>> | null = null;
+    try {
+      theirs = peerMany ? await concurrent(peerMany.url, n, false) : null;
+    } catch (error) {
+      log(`(llama.cpp server failed at ${n} streams: ${(error as Error).message})`);
+    }
     sweep.push({ streams: n, pustaka: ours, llamaCppServer: theirs });
     log(`| ${n} | ${fmt(ours.tokensPerSecond)} | ${fmt(ours.ttftP50)} | ${theirs ? fmt(theirs.tokensPerSecond) : "n/a"} | ${theirs ? fmt(ours.tokensPerSecond / theirs.tokensPerSecond, 2) : "n/a"} |`);
   }
   await peerMany?.stop();
   report.concurrency = sweep;
 
-  // 4. Embeddings.
+  // 4. Embeddings: batches of 64 through the API, alternating with the same batch in-process.
   const inputs = Array.from({ length: 256 }, (_, i) => `Sentence ${i}: the monsoon season brings heavy rain to the east coast of Peninsular Malaysia.`);
-  const refEmbed = inProcess<InProcessEmbed>({ mode: "embed", model: EMBED_MODEL, threads: THREADS, contextSize: 512, prompts: [], maxTokens: 0, inputs });
-  const warm = await fetch(`${pustaka.url}/v1/embeddings`, { method: "POST", headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" }, body: JSON.stringify({ model: "minilm", input: "warm up" }) });
-  await warm.text();
-  const started = performance.now();
-  for (let i = 0; i < inputs.length; i += 64) {
-    const res = await fetch(`${pustaka.url}/v1/embeddings`, { method: "POST", headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" }, body: JSON.stringify({ model: "minilm", input: inputs.slice(i, i + 64) }) });
+  const embedReference = await startReference(ROOT, { model: EMBED_MODEL, threads: THREADS, contextSize: 512, embed: true });
+  await embedReference.request({ op: "embed", inputs: ["warm up"] });
+  const post = async (input: string[]) => {
+    const res = await fetch(`${pustaka.url}/v1/embeddings`, { method: "POST", headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" }, body: JSON.stringify({ model: "minilm", input }) });
     if (!res.ok) throw new Error(await res.text());
     await res.json();
+  };
+  await post(["warm up"]);
+  let apiMs = 0;
+  let refMs = 0;
+  for (let i = 0; i < inputs.length; i += 64) {
+    const batch = inputs.slice(i, i + 64);
+    const started = performance.now();
+    await post(batch);
+    apiMs += performance.now() - started;
+    refMs += (await embedReference.request<{ ms: number }>({ op: "embed", inputs: batch })).ms;
   }
-  const apiEmbedPerSecond = inputs.length / ((performance.now() - started) / 1000);
-  const refEmbedPerSecond = refEmbed.count / (refEmbed.ms / 1000);
+  await embedReference.stop();
+  const apiEmbedPerSecond = inputs.length / (apiMs / 1000);
+  const refEmbedPerSecond = inputs.length / (refMs / 1000);
   report.embeddings = { inProcessPerSecond: refEmbedPerSecond, apiPerSecond: apiEmbedPerSecond };
-  log(`\n## Embeddings (${inputs.length} inputs, batches of 64)\nin-process ${fmt(refEmbedPerSecond)}/s, API ${fmt(apiEmbedPerSecond)}/s: **${fmt((apiEmbedPerSecond / refEmbedPerSecond) * 100)}%** (target ≥ 90%)`);
+  log(`\n## Embeddings (${inputs.length} inputs, batches of 64, alternating)\nin-process ${fmt(refEmbedPerSecond)}/s, API ${fmt(apiEmbedPerSecond)}/s: **${fmt((apiEmbedPerSecond / refEmbedPerSecond) * 100)}%** (target ≥ 90%)`);
   await pustaka.stop();
 
   // 5. Threads (informational): the same in-process decode at 1 and 2 threads.
   if (!process.env.BENCH_SKIP_THREADS) {
-    const byThreads = [1, 2].map((threads) => ({ threads, ...summarize(inProcess<InProcessChat>({ mode: "chat", model: CHAT_MODEL, threads, contextSize: CONTEXT, prompts: [prompt(1), prompt(2), prompt(3)], maxTokens: 64 }).runs) }));
+    const byThreads = [];
+    for (const threads of [1, 2]) {
+      const worker = await startReference(ROOT, { model: CHAT_MODEL, threads, contextSize: CONTEXT });
+      const runs = [];
+      for (const i of [1, 2, 3, 4]) runs.push(await worker.request<StreamResult>({ op: "chat", prompt: prompt(i), maxTokens: 64 }));
+      await worker.stop();
+      byThreads.push({ threads, ...summarize(runs) });
+    }
     report.threads = byThreads;
     log(`\n## Threads (in-process, informational)\n${byThreads.map((t) => `${t.threads} thread(s): decode ${fmt(t.decodeTps)} tok/s, TTFT p50 ${fmt(t.ttftP50)} ms`).join("; ")}`);
   }
