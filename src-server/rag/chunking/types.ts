@@ -1,0 +1,39 @@
+/** Chunks: what the corpus stores, embeds and cites. */
+import type { ParsedDocument } from "../ingest/types.js";
+
+export type ChunkingStrategy = "semantic" | "fixed" | "paragraph";
+
+export interface ChunkDraft {
+  /** 0-based position in the document. */
+  index: number;
+  text: string;
+  /** Character offsets into `ParsedDocument.text`; `text === doc.text.slice(start, end)`. */
+  start: number;
+  end: number;
+  /** 1-based first and last page the chunk spans; null for formats without pages. */
+  pageStart: number | null;
+  pageEnd: number | null;
+  /** Enclosing headings, outermost first (e.g. ["Annual report", "Finance"]). */
+  headingPath: string[];
+  /** Tokens, counted with the corpus's embedding model tokenizer. */
+  tokenCount: number;
+}
+
+export interface ChunkerDeps {
+  /** Token count of `text` with the embedding model's tokenizer (synchronous, fast). */
+  countTokens(text: string): number;
+  /** Unit-length sentence embeddings, in input order (semantic chunking only). */
+  embed(texts: string[]): Promise<Float32Array[]>;
+}
+
+export interface ChunkOptions {
+  strategy: ChunkingStrategy;
+  /** Hard upper bound per chunk in tokens (the embedding model's input length, less a margin). */
+  maxTokens: number;
+  /** Size aimed for, in tokens (fixed windows; paragraph and semantic merging). */
+  targetTokens: number;
+  /** Fixed windows only: tokens shared by consecutive chunks. */
+  overlapTokens: number;
+}
+
+export type Chunker = (doc: ParsedDocument, options: ChunkOptions, deps: ChunkerDeps) => Promise<ChunkDraft[]>;
