@@ -3,6 +3,7 @@
  * A migration is never edited once released: add a new one.
  */
 import { m001Core } from "./001-core.js";
+import { m002Rag } from "./002-rag.js";
 
 export interface Migration {
   version: number;
@@ -10,4 +11,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [m001Core];
+export const MIGRATIONS: readonly Migration[] = [m001Core, m002Rag];

@@ -1,0 +1,25 @@
+/** Seals and opens chunk content and vectors with the corpus cipher. */
+import type { DataCipher } from "../security/data-cipher.js";
+
+export interface ChunkContent {
+  text: string;
+  headingPath: string[];
+}
+
+export function sealContent(cipher: DataCipher, chunkId: string, content: ChunkContent): Buffer {
+  return cipher.seal(Buffer.from(JSON.stringify(content), "utf8"), `chunk:${chunkId}:content`);
+}
+
+export function openContent(cipher: DataCipher, chunkId: string, sealed: Buffer): ChunkContent {
+  return JSON.parse(cipher.open(sealed, `chunk:${chunkId}:content`).toString("utf8")) as ChunkContent;
+}
+
+export function sealVector(cipher: DataCipher, chunkId: string, vector: Float32Array): Buffer {
+  return cipher.seal(Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength), `chunk:${chunkId}:vector`);
+}
+
+export function openVector(cipher: DataCipher, chunkId: string, sealed: Buffer): Float32Array {
+  const bytes = cipher.open(sealed, `chunk:${chunkId}:vector`);
+  // Copy: a Buffer view may start at an offset that is not a multiple of 4.
+  return new Float32Array(new Uint8Array(bytes).buffer);
+}

@@ -1,0 +1,88 @@
+/**
+ * SQLite access for chunks. Content and vectors arrive and leave sealed: this store
+ * never sees plaintext.
+ */
+import type { Database } from "./database.js";
+
+export interface SealedChunk {
+  id: string;
+  corpusId: string;
+  documentId: string;
+  index: number;
+  start: number;
+  end: number;
+  pageStart: number | null;
+  pageEnd: number | null;
+  tokenCount: number;
+  /** Sealed JSON `{ text, headingPath }`. */
+  content: Buffer;
+  /** Sealed little-endian float32 vector. */
+  vector: Buffer;
+}
+
+interface ChunkRow {
+  id: string;
+  corpus_id: string;
+  document_id: string;
+  idx: number;
+  start_offset: number;
+  end_offset: number;
+  page_start: number | null;
+  page_end: number | null;
+  token_count: number;
+  content: Buffer;
+  vector: Buffer;
+}
+
+const toSealed = (r: ChunkRow): SealedChunk => ({
+  id: r.id,
+  corpusId: r.corpus_id,
+  documentId: r.document_id,
+  index: r.idx,
+  start: r.start_offset,
+  end: r.end_offset,
+  pageStart: r.page_start,
+  pageEnd: r.page_end,
+  tokenCount: r.token_count,
+  content: r.content,
+  vector: r.vector,
+});
+
+export class ChunkStore {
+  constructor(private readonly db: Database) {}
+
+  /**
+   * Stores a document's chunks and marks it indexed in one transaction: after a crash a
+   * document has either all its chunks or none, never a part, never twice.
+   */
+  commitDocument(documentId: string, chunks: SealedChunk[], pageCount: number | null, now: number): void {
+    const insert = this.db.prepare(
+      `INSERT INTO chunks (id, corpus_id, document_id, idx, start_offset, end_offset, page_start, page_end, token_count, content, vector)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.db.transaction(() => {
+      this.db.prepare("DELETE FROM chunks WHERE document_id = ?").run(documentId);
+      for (const c of chunks) insert.run(c.id, c.corpusId, c.documentId, c.index, c.start, c.end, c.pageStart, c.pageEnd, c.tokenCount, c.content, c.vector);
+      this.db
+        .prepare("UPDATE documents SET status = 'indexed', chunk_count = ?, page_count = ?, error_code = NULL, error_message = NULL, indexed_at = ?, updated_at = ? WHERE id = ?")
+        .run(chunks.length, pageCount, now, now, documentId);
+    })();
+  }
+
+  /** Every chunk of a corpus, for building its in-memory index. */
+  *iterateCorpus(corpusId: string): Generator<SealedChunk> {
+    for (const row of this.db.prepare("SELECT * FROM chunks WHERE corpus_id = ? ORDER BY document_id, idx").iterate(corpusId) as IterableIterator<ChunkRow>) {
+      yield toSealed(row);
+    }
+  }
+
+  byIds(ids: string[]): SealedChunk[] {
+    if (ids.length === 0) return [];
+    const rows = this.db.prepare(`SELECT * FROM chunks WHERE id IN (${ids.map(() => "?").join(",")})`).all(...ids) as ChunkRow[];
+    return rows.map(toSealed);
+  }
+
+  idsOfDocument(documentId: string): string[] {
+    return (this.db.prepare("SELECT id FROM chunks WHERE document_id = ?").all(documentId) as { id: string }[]).map((r) => r.id);
+  }
+}

@@ -1,0 +1,134 @@
+/** SQLite access for corpora and their wrapped data keys. */
+import type { ChunkingStrategy } from "../rag/chunking/types.js";
+import type { Database } from "./database.js";
+import { readPage, type Page, type PageRequest } from "./pagination.js";
+
+export interface CorpusRecord {
+  id: string;
+  workspaceId: string;
+  name: string;
+  chunking: ChunkingStrategy;
+  embeddingModel: string;
+  dimensions: number;
+  retentionDays: number;
+  metadata: Record<string, string>;
+  createdAt: number;
+  updatedAt: number;
+}
+
+interface CorpusRow {
+  id: string;
+  workspace_id: string;
+  name: string;
+  chunking: string;
+  embedding_model: string;
+  dimensions: number;
+  retention_days: number;
+  metadata: string;
+  created_at: number;
+  updated_at: number;
+}
+
+const toRecord = (r: CorpusRow): CorpusRecord => ({
+  id: r.id,
+  workspaceId: r.workspace_id,
+  name: r.name,
+  chunking: r.chunking as ChunkingStrategy,
+  embeddingModel: r.embedding_model,
+  dimensions: r.dimensions,
+  retentionDays: r.retention_days,
+  metadata: JSON.parse(r.metadata) as Record<string, string>,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export interface DocumentCounts {
+  queued: number;
+  processing: number;
+  indexed: number;
+  failed: number;
+  total: number;
+}
+
+export class CorpusStore {
+  constructor(private readonly db: Database) {}
+
+  insert(c: CorpusRecord, key: { provider: string; wrappedKey: Buffer }): void {
+    this.db.transaction(() => {
+      this.db
+        .prepare(
+          `INSERT INTO corpora (id, workspace_id, name, chunking, embedding_model, dimensions, retention_days, metadata, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(c.id, c.workspaceId, c.name, c.chunking, c.embeddingModel, c.dimensions, c.retentionDays, JSON.stringify(c.metadata), c.createdAt, c.updatedAt);
+      this.db.prepare("INSERT INTO corpus_keys (corpus_id, provider, wrapped_key, created_at) VALUES (?, ?, ?, ?)").run(c.id, key.provider, key.wrappedKey, c.createdAt);
+    })();
+  }
+
+  /** The corpus if it exists in `workspaceId` (other workspaces' corpora do not exist for the caller). */
+  get(workspaceId: string, id: string): CorpusRecord | undefined {
+    const row = this.db.prepare("SELECT * FROM corpora WHERE id = ? AND workspace_id = ?").get(id, workspaceId) as CorpusRow | undefined;
+    return row && toRecord(row);
+  }
+
+  getAny(id: string): CorpusRecord | undefined {
+    const row = this.db.prepare("SELECT * FROM corpora WHERE id = ?").get(id) as CorpusRow | undefined;
+    return row && toRecord(row);
+  }
+
+  list(workspaceId: string, page: PageRequest): Page<CorpusRecord> {
+    const result = readPage<CorpusRow>(this.db, { table: "corpora", where: "workspace_id = ?", params: [workspaceId] }, page);
+    return { data: result.data.map(toRecord), hasMore: result.hasMore };
+  }
+
+  update(id: string, fields: { name?: string; retentionDays?: number; metadata?: Record<string, string> }, at: number): void {
+    const current = this.getAny(id);
+    if (!current) return;
+    this.db
+      .prepare("UPDATE corpora SET name = ?, retention_days = ?, metadata = ?, updated_at = ? WHERE id = ?")
+      .run(fields.name ?? current.name, fields.retentionDays ?? current.retentionDays, JSON.stringify(fields.metadata ?? current.metadata), at, id);
+  }
+
+  touch(id: string, at: number): void {
+    this.db.prepare("UPDATE corpora SET updated_at = ? WHERE id = ?").run(at, id);
+  }
+
+  counts(id: string): DocumentCounts {
+    const rows = this.db.prepare("SELECT status, COUNT(*) AS n FROM documents WHERE corpus_id = ? GROUP BY status").all(id) as { status: string; n: number }[];
+    const counts: DocumentCounts = { queued: 0, processing: 0, indexed: 0, failed: 0, total: 0 };
+    for (const { status, n } of rows) {
+      if (status in counts) counts[status as keyof DocumentCounts] = n;
+      counts.total += n;
+    }
+    return counts;
+  }
+
+  chunkCount(id: string): number {
+    return (this.db.prepare("SELECT COUNT(*) AS n FROM chunks WHERE corpus_id = ?").get(id) as { n: number }).n;
+  }
+
+  wrappedKey(id: string): { provider: string; wrappedKey: Buffer; destroyAfter: number | null } | undefined {
+    const row = this.db.prepare("SELECT provider, wrapped_key, destroy_after FROM corpus_keys WHERE corpus_id = ?").get(id) as
+      | { provider: string; wrapped_key: Buffer; destroy_after: number | null }
+      | undefined;
+    return row && { provider: row.provider, wrappedKey: row.wrapped_key, destroyAfter: row.destroy_after };
+  }
+
+  /**
+   * Deletes the corpus and, by cascade, its documents and chunks, in one transaction.
+   * The wrapped key stays until `destroyAfter` (the retention window).
+   */
+  delete(id: string, destroyKeyAfter: number): void {
+    this.db.transaction(() => {
+      this.db.prepare("DELETE FROM corpora WHERE id = ?").run(id);
+      this.db.prepare("UPDATE corpus_keys SET destroy_after = ? WHERE corpus_id = ?").run(destroyKeyAfter, id);
+    })();
+  }
+
+  /** Destroys wrapped keys whose retention ended; returns the corpus ids concerned. */
+  destroyExpiredKeys(now: number): string[] {
+    const ids = (this.db.prepare("SELECT corpus_id FROM corpus_keys WHERE destroy_after IS NOT NULL AND destroy_after <= ?").all(now) as { corpus_id: string }[]).map((r) => r.corpus_id);
+    this.db.prepare("DELETE FROM corpus_keys WHERE destroy_after IS NOT NULL AND destroy_after <= ?").run(now);
+    return ids;
+  }
+}
