@@ -10,6 +10,12 @@ import type { InferenceEngine } from "./engine/types.js";
 import type { ChatService } from "./inference/chat-service.js";
 import type { EmbeddingsService } from "./inference/embeddings-service.js";
 import type { ModelRegistry } from "./models/model-registry.js";
+import type { QueryService } from "./rag/answer/query-service.js";
+import type { CorpusEvents } from "./rag/corpus-events.js";
+import type { CorpusService } from "./rag/corpus-service.js";
+import type { DocumentService } from "./rag/document-service.js";
+import { corporaRoutes } from "./http/routes/corpora-routes.js";
+import { queryRoutes } from "./http/routes/query-routes.js";
 import { authenticate } from "./http/authenticate.js";
 import { errorHandler, notFoundHandler } from "./http/error-handler.js";
 import { hostGuard } from "./http/host-guard.js";
@@ -27,6 +33,7 @@ export interface AppDeps {
   engine: InferenceEngine;
   chat: ChatService;
   embeddings: EmbeddingsService;
+  rag: { corpora: CorpusService; documents: DocumentService; queries: QueryService; events: CorpusEvents; upload: { maxFiles: number; maxFileBytes: number } };
   http: { host: string; allowedHosts: string[]; maxJsonBodyBytes: number };
   version: string;
 }
@@ -44,11 +51,14 @@ export function createApp(deps: AppDeps): Express {
   });
   // Authenticate before reading a body: strangers cannot make us parse megabytes.
   app.use("/v1", authenticate(deps.admin));
+  // Only JSON bodies are parsed here; multipart uploads stream through their route untouched.
   app.use(express.json({ limit: deps.http.maxJsonBodyBytes, strict: true }));
+  app.use(corporaRoutes(deps.rag));
   app.use(modelsRoutes(deps.registry, startedAt));
   app.use(chatRoutes(deps.chat));
   app.use(embeddingsRoutes(deps.embeddings));
   app.use(adminRoutes(deps.admin));
+  app.use(queryRoutes(deps.rag.queries));
   app.use(notFoundHandler);
   app.use(errorHandler);
   return app;

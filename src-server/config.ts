@@ -65,6 +65,32 @@ export const ConfigSchema = z
         maxJsonBodyBytes: positiveInt.default(8 * 1024 * 1024),
       })
       .prefault({}),
+    rag: z
+      .object({
+        /** Largest uploaded file, in bytes. */
+        maxFileBytes: positiveInt.default(50 * 1024 * 1024),
+        /** Files per upload request. */
+        maxFilesPerUpload: positiveInt.max(1000).default(100),
+        /** Chunk size aimed for, in tokens of the embedding model. */
+        chunkTargetTokens: positiveInt.default(200),
+        /** Hard cap per chunk, in tokens (also capped by the embedding model's input length). */
+        chunkMaxTokens: positiveInt.default(480),
+        /** Fixed chunking: tokens shared by consecutive windows. */
+        chunkOverlapTokens: z.number().int().min(0).default(40),
+        /** Chunks embedded per engine call while indexing. */
+        embedBatch: positiveInt.max(2048).default(32),
+        /** Time one document may take to parse before it fails (hostile input). */
+        parseTimeoutSeconds: positiveInt.default(60),
+        /** Retrieved chunks less similar than this (cosine), and not keyword matches, are not used. */
+        minSimilarity: z.number().min(-1).max(1).default(0.2),
+      })
+      .prefault({}),
+    security: z
+      .object({
+        /** Key-encryption-key file for the local provider; default `<data-dir>/keys/kek.bin`. */
+        keyFile: z.string().min(1).optional(),
+      })
+      .prefault({}),
     models: z
       .object({
         /** id → GGUF path: binds catalog ids, aliases (`svc-merlion-13b`) or new ids to local files. */

@@ -14,7 +14,20 @@ import { ChatService } from "./inference/chat-service.js";
 import { EmbeddingsService } from "./inference/embeddings-service.js";
 import { loadCatalog } from "./models/catalog.js";
 import { ModelRegistry } from "./models/model-registry.js";
+import path from "node:path";
+import { QueryService } from "./rag/answer/query-service.js";
+import { CorpusEvents } from "./rag/corpus-events.js";
+import { CorpusService } from "./rag/corpus-service.js";
+import { DocumentService } from "./rag/document-service.js";
+import { Indexer } from "./rag/indexer.js";
+import { CorpusIndexes } from "./rag/retrieval/corpus-indexes.js";
+import { CorpusKeyring } from "./security/corpus-keyring.js";
+import { LocalKeyFileProvider } from "./security/local-key-file-provider.js";
 import { ApiKeyStore } from "./store/api-key-store.js";
+import { BlobStore } from "./store/blob-store.js";
+import { ChunkStore } from "./store/chunk-store.js";
+import { CorpusStore } from "./store/corpus-store.js";
+import { DocumentStore } from "./store/document-store.js";
 import { openDatabase } from "./store/database.js";
 import { WorkspaceStore } from "./store/workspace-store.js";
 import { VERSION } from "./version.js";
@@ -36,6 +49,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const logger = options.logger ?? pino({ level: config.logLevel }, pino.destination(2));
   const db = openDatabase(config.dataDir);
   let engine: LlamaEngine | undefined;
+  let indexer: Indexer | undefined;
+  let indexes: CorpusIndexes | undefined;
   try {
     const admin = new AdminService(new WorkspaceStore(db), new ApiKeyStore(db));
     const { generatedSecret } = admin.bootstrap(config.apiKey);
@@ -51,6 +66,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     );
     const chat = new ChatService(registry, engine, config.models.defaultChat);
     const embeddings = new EmbeddingsService(registry, engine, { defaultModel: config.models.defaultEmbedding, maxInputs: config.embeddings.maxInputs });
+    const rag = composeRag(config, db, registry, engine, logger);
+    indexer = rag.indexer;
+    indexes = rag.indexes;
     const app = createApp({
       logger,
       admin,
@@ -58,6 +76,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       engine,
       chat,
       embeddings,
+      rag: rag.services,
       http: { host: config.host, allowedHosts: config.allowedHosts, maxJsonBodyBytes: config.limits.maxJsonBodyBytes },
       version: VERSION,
     });
@@ -76,6 +95,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const hostForUrl = address.family === "IPv6" ? `[${address.address}]` : address.address;
     const url = `http://${hostForUrl}:${address.port}`;
     logger.info({ url, models: registry.entries.map((e) => e.id) }, "listening");
+    rag.indexer.start();
+    const purge = setInterval(() => rag.services.corpora.purgeExpiredKeys(), 3600_000);
+    purge.unref();
+    const runningIndexer = rag.indexer;
+    const runningIndexes = rag.indexes;
 
     let closing: Promise<void> | undefined;
     const runningEngine = engine;
@@ -92,6 +116,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
             // Streams still open after a grace period are cut.
             setTimeout(() => server.closeAllConnections(), 2000).unref();
           });
+          clearInterval(purge);
+          await runningIndexer.close();
+          await runningIndexes.close();
           await runningEngine.close();
           db.close();
         })();
@@ -99,8 +126,50 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       },
     };
   } catch (error) {
+    await indexer?.close();
+    await indexes?.close();
     await engine?.close();
     db.close();
     throw error;
   }
+}
+
+/** The grounded-answer half: stores, keys, indexes, services and the indexing worker. */
+function composeRag(config: Config, db: ReturnType<typeof openDatabase>, registry: ModelRegistry, engine: LlamaEngine, logger: Logger) {
+  const corpusStore = new CorpusStore(db);
+  const documentStore = new DocumentStore(db);
+  const chunkStore = new ChunkStore(db);
+  const keyring = new CorpusKeyring(new LocalKeyFileProvider(config.security.keyFile ?? path.join(config.dataDir, "keys", "kek.bin")), corpusStore);
+  const blobs = new BlobStore(path.join(config.dataDir, "blobs"));
+  const indexes = new CorpusIndexes(chunkStore, keyring);
+  const events = new CorpusEvents();
+  const corpora = new CorpusService({ corpora: corpusStore, keyring, blobs, indexes, events, registry });
+  const indexer = new Indexer(
+    { corpora: corpusStore, documents: documentStore, chunks: chunkStore, blobs, keyring, indexes, events, registry, engine, logger },
+    {
+      targetTokens: config.rag.chunkTargetTokens,
+      maxTokens: config.rag.chunkMaxTokens,
+      overlapTokens: config.rag.chunkOverlapTokens,
+      embedBatch: config.rag.embedBatch,
+      parseTimeoutMs: config.rag.parseTimeoutSeconds * 1000,
+    },
+  );
+  const documents = new DocumentService({ documents: documentStore, corpora, keyring, blobs, indexes, events, onQueued: () => indexer.wake(), maxFileBytes: config.rag.maxFileBytes });
+  const queries = new QueryService({
+    corpora,
+    documents: documentStore,
+    chunks: chunkStore,
+    keyring,
+    indexes,
+    registry,
+    engine,
+    defaultChatModel: config.models.defaultChat,
+    minSimilarity: config.rag.minSimilarity,
+  });
+  corpora.purgeExpiredKeys();
+  return {
+    indexer,
+    indexes,
+    services: { corpora, documents, queries, events, upload: { maxFiles: config.rag.maxFilesPerUpload, maxFileBytes: config.rag.maxFileBytes } },
+  };
 }

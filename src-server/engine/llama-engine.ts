@@ -9,7 +9,7 @@ import type { ModelEntry } from "../models/model-registry.js";
 import { startChatRun } from "./chat-run.js";
 import { embedInputs } from "./embed-inputs.js";
 import { LoadedModel } from "./loaded-model.js";
-import type { ChatGenerationInput, ChatRun, EmbeddingResult, EngineStatus, InferenceEngine } from "./types.js";
+import type { ChatGenerationInput, ChatRun, EmbeddingResult, EngineStatus, InferenceEngine, TokenizerLease } from "./types.js";
 
 export interface LlamaEngineOptions {
   gpu: "auto" | "cpu";
@@ -88,6 +88,16 @@ export class LlamaEngine implements InferenceEngine {
     } finally {
       release();
     }
+  }
+
+  async acquireTokenizer(entry: ModelEntry): Promise<TokenizerLease> {
+    const { loaded, release } = await this.acquire(entry);
+    const { model } = loaded;
+    return {
+      countTokens: (text) => model.tokenize(text, false).length,
+      maxEmbeddingTokens: Math.min(model.trainContextSize, 8192) - 2,
+      release,
+    };
   }
 
   status(): EngineStatus {

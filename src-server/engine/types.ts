@@ -79,6 +79,14 @@ export interface EmbeddingResult {
   promptTokens: number;
 }
 
+export interface TokenizerLease {
+  /** Tokens of `text`, without the special tokens an embedding adds. */
+  countTokens(text: string): number;
+  /** Longest embedding input in tokens, special tokens excluded. */
+  maxEmbeddingTokens: number;
+  release(): void;
+}
+
 export interface EngineStatus {
   backend: string;
   gpu: string | false;
@@ -98,6 +106,8 @@ export interface InferenceEngine {
   embed(model: ModelEntry, inputs: string[], signal: AbortSignal): Promise<EmbeddingResult>;
   /** Tokens of `text` with the model's own tokenizer (loads the model). */
   countTokens(model: ModelEntry, text: string): Promise<number>;
+  /** The model's tokenizer for many synchronous counts (chunking); the model stays loaded until `release`. */
+  acquireTokenizer(model: ModelEntry): Promise<TokenizerLease>;
   status(): EngineStatus;
   close(): Promise<void>;
 }

@@ -69,10 +69,18 @@ export class ChunkStore {
     })();
   }
 
-  /** Every chunk of a corpus, for building its in-memory index. */
-  *iterateCorpus(corpusId: string): Generator<SealedChunk> {
-    for (const row of this.db.prepare("SELECT * FROM chunks WHERE corpus_id = ? ORDER BY document_id, idx").iterate(corpusId) as IterableIterator<ChunkRow>) {
-      yield toSealed(row);
+  /**
+   * Every chunk of a corpus, for building its in-memory index, read in pages: no cursor
+   * stays open while the consumer awaits (better-sqlite3 forbids other statements then).
+   */
+  *iterateCorpus(corpusId: string, pageSize = 2000): Generator<SealedChunk> {
+    const page = this.db.prepare("SELECT * FROM chunks WHERE corpus_id = ? AND id > ? ORDER BY id LIMIT ?");
+    let after = "";
+    for (;;) {
+      const rows = page.all(corpusId, after, pageSize) as ChunkRow[];
+      for (const row of rows) yield toSealed(row);
+      if (rows.length < pageSize) return;
+      after = rows.at(-1)!.id;
     }
   }
 

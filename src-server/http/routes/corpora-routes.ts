@@ -1,0 +1,132 @@
+/** /v1/rag/corpora: corpora, their documents (upload, list, delete) and indexing events. */
+import { Router, type Request } from "express";
+import { invalidRequest } from "../../errors.js";
+import type { CorpusEvents } from "../../rag/corpus-events.js";
+import type { CorpusService } from "../../rag/corpus-service.js";
+import type { DocumentService } from "../../rag/document-service.js";
+import { principalOf, requireScope } from "../authenticate.js";
+import { jsonBody } from "../json-body.js";
+import { receiveUpload, type UploadLimits } from "../multipart-upload.js";
+import { SseWriter } from "../sse.js";
+import { parseWith } from "../validate.js";
+import { ListQuerySchema, listObject, toPageRequest } from "../wire/list-wire.js";
+import { CreateCorpusSchema, PatchCorpusSchema, UploadMetadataSchema, corpusObject, documentObject, uploadObject } from "../wire/rag-wire.js";
+
+export interface CorporaRouteDeps {
+  corpora: CorpusService;
+  documents: DocumentService;
+  events: CorpusEvents;
+  upload: UploadLimits;
+}
+
+/** A path parameter (Express types them loosely once middleware precedes the handler). */
+const param = (req: Request, name: string): string => String((req.params as Record<string, string>)[name]);
+
+export function corporaRoutes({ corpora, documents, events, upload }: CorporaRouteDeps): Router {
+  const router = Router();
+  const read = requireScope("rag.read");
+  const write = requireScope("rag.write");
+  const page = (query: unknown) => toPageRequest(parseWith(ListQuerySchema, query, "query string"));
+
+  router.post("/v1/rag/corpora", write, async (req, res) => {
+    const body = jsonBody(req, CreateCorpusSchema);
+    const corpus = await corpora.create(principalOf(res.locals), {
+      name: body.name,
+      chunking: body.chunking,
+      embeddingModel: body.embedding_model,
+      retentionDays: body.retention_days,
+      metadata: body.metadata,
+    });
+    res.status(201).json(corpusObject(corpus));
+  });
+  router.get("/v1/rag/corpora", read, (req, res) => {
+    const result = corpora.list(principalOf(res.locals), page(req.query));
+    res.json(listObject(result.data.map(corpusObject), result.hasMore));
+  });
+  router.get("/v1/rag/corpora/:corpusId", read, (req, res) => {
+    res.json(corpusObject(corpora.get(principalOf(res.locals), param(req, "corpusId"))));
+  });
+  router.patch("/v1/rag/corpora/:corpusId", write, (req, res) => {
+    const body = jsonBody(req, PatchCorpusSchema);
+    res.json(corpusObject(corpora.update(principalOf(res.locals), param(req, "corpusId"), { name: body.name, retentionDays: body.retention_days, metadata: body.metadata })));
+  });
+  router.delete("/v1/rag/corpora/:corpusId", write, async (req, res) => {
+    const deleted = await corpora.delete(principalOf(res.locals), param(req, "corpusId"));
+    res.json({ id: deleted.id, object: "rag.corpus.deleted", deleted: true, tombstone_expires_at: deleted.tombstoneExpiresAt });
+  });
+
+  router.post("/v1/rag/corpora/:corpusId/documents", write, async (req, res) => {
+    const corpus = corpora.record(principalOf(res.locals), param(req, "corpusId"));
+    const received = await receiveUpload(req, corpus.id, documents, upload);
+    let metadata: Record<string, unknown> = {};
+    try {
+      if (received.metadataText !== null) {
+        let raw: unknown;
+        try {
+          raw = JSON.parse(received.metadataText);
+        } catch {
+          throw invalidRequest("metadata must be a JSON object encoded as a string", "invalid_metadata", "metadata");
+        }
+        metadata = parseWith(UploadMetadataSchema, raw, "metadata");
+      }
+      if (received.staged.length + received.rejected.length === 0) throw invalidRequest("the upload holds no 'file' part", "no_files", "file");
+    } catch (error) {
+      await documents.discard(corpus.id, received.staged);
+      throw error;
+    }
+    const { documents: accepted, rejected } = await documents.accept(corpus.id, received.staged, metadata);
+    const allRejected = [...received.rejected, ...rejected];
+    if (accepted.length === 0) {
+      // Nothing accepted: a 4xx that still lists why each file was refused.
+      const first = allRejected[0]!;
+      const status = allRejected.every((r) => r.error.code === "file_too_large") ? 413 : allRejected.every((r) => r.error.code === "unsupported_file_type") ? 415 : 400;
+      res.status(status).json({
+        error: { message: `no file was accepted: ${first.filename}: ${first.error.message}`, type: "invalid_request_error", param: "file", code: first.error.code },
+        ...uploadObject(corpus.id, [], allRejected),
+      });
+      return;
+    }
+    res.status(202).json(uploadObject(corpus.id, accepted, allRejected));
+  });
+  router.get("/v1/rag/corpora/:corpusId/documents", read, (req, res) => {
+    const result = documents.list(principalOf(res.locals), param(req, "corpusId"), page(req.query));
+    res.json(listObject(result.data.map(documentObject), result.hasMore));
+  });
+  router.get("/v1/rag/corpora/:corpusId/documents/:documentId", read, (req, res) => {
+    res.json(documentObject(documents.get(principalOf(res.locals), param(req, "corpusId"), param(req, "documentId"))));
+  });
+  router.delete("/v1/rag/corpora/:corpusId/documents/:documentId", write, async (req, res) => {
+    await documents.delete(principalOf(res.locals), param(req, "corpusId"), param(req, "documentId"));
+    res.json({ id: param(req, "documentId"), object: "rag.document.deleted", deleted: true });
+  });
+
+  /** Indexing progress for progress bars: a snapshot, then every change, until the client leaves. */
+  router.get("/v1/rag/corpora/:corpusId/events", read, async (req, res) => {
+    const principal = principalOf(res.locals);
+    const corpus = corpora.get(principal, param(req, "corpusId"));
+    const sse = new SseWriter(res);
+    const snapshot = (): Promise<void> => sse.send({ object: "rag.corpus.snapshot", corpus: corpusObject(corpora.get(principal, corpus.id)) });
+    await snapshot();
+    let chain = Promise.resolve();
+    const unsubscribe = events.subscribe(corpus.id, (event) => {
+      chain = chain.then(async () => {
+        if (event.type === "corpus.deleted") {
+          await sse.send({ object: "rag.corpus.deleted", id: corpus.id });
+          sse.end();
+          return;
+        }
+        if (event.type === "document.progress") {
+          await sse.send({ object: "rag.document.progress", document_id: event.documentId, stage: event.stage, done: event.done, total: event.total });
+          return;
+        }
+        await sse.send({ object: "rag.document.status", document_id: event.documentId, status: event.status, error: event.error, chunk_count: event.chunkCount });
+        await snapshot();
+      });
+    });
+    const keepAlive = setInterval(() => void sse.comment("keep-alive"), 15_000);
+    await new Promise<void>((resolve) => res.on("close", resolve));
+    clearInterval(keepAlive);
+    unsubscribe();
+  });
+  return router;
+}

@@ -1,0 +1,58 @@
+/**
+ * The prompt for grounded answers: numbered sources, an instruction to answer only from
+ * them and to cite them as [n], and the question. Plus what to say when nothing fits.
+ */
+import type { ChatMessage } from "../../engine/types.js";
+
+export interface PromptSource {
+  index: number;
+  filename: string;
+  page: number | null;
+  headingPath: string[];
+  text: string;
+}
+
+const MALAY_MARKERS = /\b(apa|apakah|bagaimana|berapa|siapa|bila|bilakah|mengapa|kenapa|adakah|manakah|yang|dan|untuk|dalam|kepada|ialah|tahun|berapakah|di mana)\b/gi;
+
+/** Rough language guess for canned replies: Malay when enough Malay function words appear. */
+export function looksMalay(text: string): boolean {
+  const words = text.split(/\s+/).filter(Boolean).length || 1;
+  return (text.match(MALAY_MARKERS)?.length ?? 0) / words >= 0.12;
+}
+
+/** The answer when the corpus holds nothing relevant, in the question's language. */
+export function notInCorpusAnswer(question: string): string {
+  return looksMalay(question)
+    ? "Korpus ini tidak mengandungi maklumat untuk menjawab soalan ini."
+    : "The corpus does not contain information that answers this question.";
+}
+
+export function groundedMessages(question: string, sources: PromptSource[]): ChatMessage[] {
+  const listed = sources
+    .map((s) => {
+      const where = [s.filename, s.page ? `page ${s.page}` : null, s.headingPath.length ? s.headingPath.join(" > ") : null].filter(Boolean).join(", ");
+      return `[${s.index}] (${where})\n${s.text.trim()}`;
+    })
+    .join("\n\n");
+  const system =
+    "You answer questions using only the numbered sources provided. " +
+    "Cite the sources you use with their numbers in square brackets, like [1] or [2][3], right after the statements they support. " +
+    "If the sources do not contain the answer, say that the corpus does not contain it; never invent an answer. " +
+    "Answer in the language of the question (English or Bahasa Melayu), briefly.";
+  return [
+    { role: "system", content: system },
+    { role: "user", content: `Sources:\n\n${listed}\n\nQuestion: ${question}` },
+  ];
+}
+
+/** Source numbers the answer cites, e.g. "… [1] … [2][3]" → {1, 2, 3}. */
+export function citedIndexes(answer: string, count: number): Set<number> {
+  const cited = new Set<number>();
+  for (const match of answer.matchAll(/\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]/g)) {
+    for (const n of match[1]!.split(",")) {
+      const index = Number(n.trim());
+      if (index >= 1 && index <= count) cited.add(index);
+    }
+  }
+  return cited;
+}

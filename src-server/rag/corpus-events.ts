@@ -1,0 +1,30 @@
+/**
+ * Indexing progress, published per corpus for the SSE progress stream. In-process only:
+ * subscribers see what happens while they listen (a snapshot comes from the stores).
+ */
+import { EventEmitter } from "node:events";
+import type { DocumentStatus } from "../store/document-store.js";
+
+export type CorpusEvent =
+  | { type: "document.status"; documentId: string; status: DocumentStatus; error: { code: string; message: string } | null; chunkCount: number }
+  | { type: "document.progress"; documentId: string; stage: "parsing" | "chunking" | "embedding" | "storing"; done: number; total: number }
+  | { type: "corpus.deleted" };
+
+export class CorpusEvents {
+  private readonly emitter = new EventEmitter();
+
+  constructor() {
+    // Many progress bars may watch one corpus.
+    this.emitter.setMaxListeners(0);
+  }
+
+  publish(corpusId: string, event: CorpusEvent): void {
+    this.emitter.emit(corpusId, event);
+  }
+
+  /** Calls `listener` for every event of the corpus until the returned function is called. */
+  subscribe(corpusId: string, listener: (event: CorpusEvent) => void): () => void {
+    this.emitter.on(corpusId, listener);
+    return () => this.emitter.off(corpusId, listener);
+  }
+}

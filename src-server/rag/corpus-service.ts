@@ -1,0 +1,123 @@
+/**
+ * Corpora: create, read, update, delete, with status derived from their documents.
+ * Corpora belong to a workspace; another workspace's corpus does not exist for the caller.
+ */
+import type { Principal } from "../admin/scopes.js";
+import { invalidRequest, notFound } from "../errors.js";
+import { newId, nowSeconds } from "../ids.js";
+import type { ModelRegistry } from "../models/model-registry.js";
+import type { CorpusKeyring } from "../security/corpus-keyring.js";
+import type { BlobStore } from "../store/blob-store.js";
+import type { CorpusRecord, CorpusStore, DocumentCounts } from "../store/corpus-store.js";
+import type { Page, PageRequest } from "../store/pagination.js";
+import type { ChunkingStrategy } from "./chunking/types.js";
+import type { CorpusEvents } from "./corpus-events.js";
+import type { CorpusIndexes } from "./retrieval/corpus-indexes.js";
+
+export type CorpusStatus = "empty" | "indexing" | "ready" | "failed";
+
+export interface CorpusView extends CorpusRecord {
+  status: CorpusStatus;
+  counts: DocumentCounts;
+  chunkCount: number;
+}
+
+export interface CreateCorpusInput {
+  name: string;
+  chunking: ChunkingStrategy;
+  embeddingModel: string;
+  retentionDays: number;
+  metadata: Record<string, string>;
+}
+
+/** Guide §2: empty (no documents), indexing (any pending), ready (none pending, one indexed), failed. */
+export function deriveStatus(counts: DocumentCounts): CorpusStatus {
+  if (counts.total === 0) return "empty";
+  if (counts.queued + counts.processing > 0) return "indexing";
+  return counts.indexed > 0 ? "ready" : "failed";
+}
+
+export interface CorpusServiceDeps {
+  corpora: CorpusStore;
+  keyring: CorpusKeyring;
+  blobs: BlobStore;
+  indexes: CorpusIndexes;
+  events: CorpusEvents;
+  registry: ModelRegistry;
+}
+
+export class CorpusService {
+  constructor(private readonly deps: CorpusServiceDeps) {}
+
+  async create(principal: Principal, input: CreateCorpusInput): Promise<CorpusView> {
+    const model = this.deps.registry.resolve(input.embeddingModel, "embedding_model");
+    const dimensions = model.gguf.embeddingLength;
+    if (!dimensions) throw invalidRequest(`'${input.embeddingModel}' does not say how wide its embeddings are`, "model_not_supported", "embedding_model");
+    const now = nowSeconds();
+    const record: CorpusRecord = {
+      id: newId("corp_"),
+      workspaceId: principal.workspaceId,
+      name: input.name,
+      chunking: input.chunking,
+      embeddingModel: input.embeddingModel,
+      dimensions,
+      retentionDays: input.retentionDays,
+      metadata: input.metadata,
+      createdAt: now,
+      updatedAt: now,
+    };
+    const key = await this.deps.keyring.create(record.id);
+    this.deps.corpora.insert(record, key);
+    return this.view(record);
+  }
+
+  /** The corpus, or 404 when it is not in the caller's workspace. */
+  record(principal: Principal, id: string): CorpusRecord {
+    const corpus = this.deps.corpora.get(principal.workspaceId, id);
+    if (!corpus) throw notFound(`No corpus '${id}'`, "corpus_not_found", "corpus_id");
+    return corpus;
+  }
+
+  get(principal: Principal, id: string): CorpusView {
+    return this.view(this.record(principal, id));
+  }
+
+  list(principal: Principal, page: PageRequest): Page<CorpusView> {
+    const result = this.deps.corpora.list(principal.workspaceId, page);
+    return { data: result.data.map((c) => this.view(c)), hasMore: result.hasMore };
+  }
+
+  update(principal: Principal, id: string, patch: { name?: string | undefined; retentionDays?: number | undefined; metadata?: Record<string, string> | undefined }): CorpusView {
+    this.record(principal, id);
+    this.deps.corpora.update(id, patch, nowSeconds());
+    return this.get(principal, id);
+  }
+
+  /**
+   * Irreversible: documents, chunks and vectors leave primary storage (rows deleted with
+   * secure_delete, originals removed, the in-memory index dropped). The wrapped corpus key
+   * is kept until the retention window ends and then destroyed; governance will move
+   * encrypted tombstones to cold storage at this point, under that same key.
+   */
+  async delete(principal: Principal, id: string): Promise<{ id: string; tombstoneExpiresAt: number }> {
+    const corpus = this.record(principal, id);
+    const now = nowSeconds();
+    const tombstoneExpiresAt = now + corpus.retentionDays * 86400;
+    this.deps.corpora.delete(id, tombstoneExpiresAt);
+    await this.deps.indexes.drop(id);
+    await this.deps.blobs.deleteCorpus(id);
+    this.deps.keyring.forget(id);
+    this.deps.events.publish(id, { type: "corpus.deleted" });
+    return { id, tombstoneExpiresAt };
+  }
+
+  /** Destroys the keys of deleted corpora whose retention is over; their data is unrecoverable after. */
+  purgeExpiredKeys(now = nowSeconds()): string[] {
+    return this.deps.corpora.destroyExpiredKeys(now);
+  }
+
+  view(record: CorpusRecord): CorpusView {
+    const counts = this.deps.corpora.counts(record.id);
+    return { ...record, status: deriveStatus(counts), counts, chunkCount: this.deps.corpora.chunkCount(record.id) };
+  }
+}

@@ -1,0 +1,173 @@
+/**
+ * Documents: each uploaded file is streamed into encrypted storage while it is hashed,
+ * measured and sniffed; then it is accepted (queued for indexing) or rejected on its
+ * own, without failing the rest of the batch.
+ */
+import { createHash } from "node:crypto";
+import { Transform, type Readable } from "node:stream";
+import type { Principal } from "../admin/scopes.js";
+import { notFound } from "../errors.js";
+import { newId, nowSeconds } from "../ids.js";
+import type { CorpusKeyring } from "../security/corpus-keyring.js";
+import type { BlobStore } from "../store/blob-store.js";
+import type { DocumentRecord, DocumentStore } from "../store/document-store.js";
+import type { Page, PageRequest } from "../store/pagination.js";
+import type { CorpusEvents } from "./corpus-events.js";
+import type { CorpusService } from "./corpus-service.js";
+import { detectFormat } from "./ingest/detect-format.js";
+import type { DocumentFormat } from "./ingest/types.js";
+import type { CorpusIndexes } from "./retrieval/corpus-indexes.js";
+
+/** Bytes kept from the start of each file to decide its type by content. */
+const SNIFF_BYTES = 64 * 1024;
+
+const CONTENT_TYPES: Record<DocumentFormat, string> = {
+  pdf: "application/pdf",
+  docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+  html: "text/html",
+  md: "text/markdown",
+  txt: "text/plain",
+};
+
+export interface StagedFile {
+  documentId: string;
+  filename: string;
+  bytes: number;
+  sha256: string;
+  format: DocumentFormat;
+}
+
+export interface FileRejection {
+  filename: string;
+  error: { code: string; message: string };
+}
+
+/** Thrown by `stage` when a file breaks the per-file size limit (the stream was cut). */
+export class FileTooLargeError extends Error {}
+
+export interface DocumentServiceDeps {
+  documents: DocumentStore;
+  corpora: CorpusService;
+  keyring: CorpusKeyring;
+  blobs: BlobStore;
+  indexes: CorpusIndexes;
+  events: CorpusEvents;
+  /** Called when documents were queued, to wake the indexer. */
+  onQueued: () => void;
+  maxFileBytes: number;
+}
+
+/** A file name as data: no directories, no control characters, bounded length. */
+export function cleanFilename(name: string): string {
+  const base = name.split(/[\\/]/).pop() ?? "";
+  // eslint-disable-next-line no-control-regex
+  const clean = base.replace(/[\u0000-\u001f\u007f]/g, "").trim().slice(0, 255);
+  return clean || "unnamed";
+}
+
+export class DocumentService {
+  constructor(private readonly deps: DocumentServiceDeps) {}
+
+  /**
+   * Streams one file into encrypted storage. Returns what was staged (not yet a
+   * document), or a rejection. `truncated` tells that the multipart parser cut the file
+   * at the size limit.
+   */
+  async stage(corpusId: string, filename: string, source: Readable, isTruncated: () => boolean): Promise<StagedFile | FileRejection> {
+    const name = cleanFilename(filename);
+    const documentId = newId("doc_");
+    const hash = createHash("sha256");
+    const head: Buffer[] = [];
+    let headBytes = 0;
+    let bytes = 0;
+    const meter = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        hash.update(chunk);
+        bytes += chunk.length;
+        if (headBytes < SNIFF_BYTES) {
+          head.push(chunk.subarray(0, SNIFF_BYTES - headBytes));
+          headBytes += Math.min(chunk.length, SNIFF_BYTES - headBytes);
+        }
+        done(null, chunk);
+      },
+    });
+    const cipher = await this.deps.keyring.cipher(corpusId);
+    await this.deps.blobs.write(cipher, corpusId, documentId, source.pipe(meter));
+    const reject = async (code: string, message: string): Promise<FileRejection> => {
+      await this.deps.blobs.delete(corpusId, documentId);
+      return { filename: name, error: { code, message } };
+    };
+    if (isTruncated() || bytes > this.deps.maxFileBytes) {
+      return reject("file_too_large", `the file is larger than the ${this.deps.maxFileBytes}-byte limit`);
+    }
+    if (bytes === 0) return reject("empty_file", "the file is empty");
+    const format = detectFormat(new Uint8Array(Buffer.concat(head)), name);
+    if (!format) return reject("unsupported_file_type", "unsupported file type: upload PDF, DOCX, TXT, MD or HTML");
+    return { documentId, filename: name, bytes, sha256: hash.digest("hex"), format };
+  }
+
+  /** Turns staged files into queued documents (or duplicate rejections), in upload order. */
+  async accept(corpusId: string, staged: StagedFile[], metadata: Record<string, unknown>): Promise<{ documents: DocumentRecord[]; rejected: FileRejection[] }> {
+    const documents: DocumentRecord[] = [];
+    const rejected: FileRejection[] = [];
+    const seen = new Map<string, string>();
+    for (const file of staged) {
+      const existing = this.deps.documents.findBySha256(corpusId, file.sha256)?.id ?? seen.get(file.sha256);
+      if (existing) {
+        await this.deps.blobs.delete(corpusId, file.documentId);
+        rejected.push({ filename: file.filename, error: { code: "duplicate_document", message: `this corpus already holds the same content as document ${existing}` } });
+        continue;
+      }
+      const now = nowSeconds();
+      const record: DocumentRecord = {
+        id: file.documentId,
+        corpusId,
+        filename: file.filename,
+        contentType: CONTENT_TYPES[file.format],
+        format: file.format,
+        bytes: file.bytes,
+        sha256: file.sha256,
+        status: "queued",
+        error: null,
+        pageCount: null,
+        chunkCount: 0,
+        metadata,
+        attempts: 0,
+        createdAt: now,
+        updatedAt: now,
+        indexedAt: null,
+      };
+      this.deps.documents.insert(record);
+      seen.set(file.sha256, record.id);
+      documents.push(record);
+      this.deps.events.publish(corpusId, { type: "document.status", documentId: record.id, status: "queued", error: null, chunkCount: 0 });
+    }
+    if (documents.length > 0) this.deps.onQueued();
+    return { documents, rejected };
+  }
+
+  /** Removes staged files that will not become documents (a failed request). */
+  async discard(corpusId: string, staged: StagedFile[]): Promise<void> {
+    for (const file of staged) await this.deps.blobs.delete(corpusId, file.documentId);
+  }
+
+  list(principal: Principal, corpusId: string, page: PageRequest): Page<DocumentRecord> {
+    this.deps.corpora.record(principal, corpusId);
+    return this.deps.documents.list(corpusId, page);
+  }
+
+  get(principal: Principal, corpusId: string, documentId: string): DocumentRecord {
+    this.deps.corpora.record(principal, corpusId);
+    const document = this.deps.documents.get(corpusId, documentId);
+    if (!document) throw notFound(`No document '${documentId}' in corpus '${corpusId}'`, "document_not_found", "document_id");
+    return document;
+  }
+
+  /** Deletes a document, its chunks (cascade), its original and its index rows. */
+  async delete(principal: Principal, corpusId: string, documentId: string): Promise<void> {
+    this.get(principal, corpusId, documentId);
+    this.deps.documents.delete(documentId);
+    await this.deps.indexes.removeDocument(corpusId, documentId);
+    await this.deps.blobs.delete(corpusId, documentId);
+  }
+}

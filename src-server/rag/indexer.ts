@@ -1,0 +1,163 @@
+/**
+ * The indexing worker: takes queued documents one at a time (the queue is the
+ * `documents` table, so it survives crashes), parses, chunks, embeds in batches, and
+ * commits all of a document's chunks in one transaction. After a kill, documents left
+ * `processing` go back to the queue; no chunk is lost, duplicated or orphaned.
+ */
+import type { Logger } from "pino";
+import type { InferenceEngine } from "../engine/types.js";
+import { newId, nowSeconds } from "../ids.js";
+import type { ModelRegistry } from "../models/model-registry.js";
+import type { CorpusKeyring } from "../security/corpus-keyring.js";
+import type { BlobStore } from "../store/blob-store.js";
+import type { ChunkStore, SealedChunk } from "../store/chunk-store.js";
+import type { CorpusStore } from "../store/corpus-store.js";
+import type { DocumentRecord, DocumentStore } from "../store/document-store.js";
+import { sealContent, sealVector } from "./chunk-codec.js";
+import { chunkDocument } from "./chunking/chunk-document.js";
+import type { CorpusEvents } from "./corpus-events.js";
+import { parseDocument } from "./ingest/parse-document.js";
+import { ParseError } from "./ingest/types.js";
+import type { CorpusIndexes } from "./retrieval/corpus-indexes.js";
+
+export interface IndexerOptions {
+  /** Chunk size aimed for, in tokens. */
+  targetTokens: number;
+  /** Hard cap per chunk (further capped by the embedding model's input length). */
+  maxTokens: number;
+  /** Fixed-window overlap, in tokens. */
+  overlapTokens: number;
+  /** Chunks embedded per engine call. */
+  embedBatch: number;
+  /** Parser limits for hostile input. */
+  parseTimeoutMs: number;
+}
+
+export interface IndexerDeps {
+  corpora: CorpusStore;
+  documents: DocumentStore;
+  chunks: ChunkStore;
+  blobs: BlobStore;
+  keyring: CorpusKeyring;
+  indexes: CorpusIndexes;
+  events: CorpusEvents;
+  registry: ModelRegistry;
+  engine: InferenceEngine;
+  logger: Logger;
+}
+
+export class Indexer {
+  private wakeUp: (() => void) | null = null;
+  private running: Promise<void> | null = null;
+  private readonly abort = new AbortController();
+
+  constructor(
+    private readonly deps: IndexerDeps,
+    private readonly options: IndexerOptions,
+  ) {}
+
+  /** Requeues interrupted work and starts the loop. */
+  start(): void {
+    const requeued = this.deps.documents.requeueInterrupted(nowSeconds());
+    if (requeued > 0) this.deps.logger.info({ requeued }, "resuming interrupted indexing");
+    this.running ??= this.loop();
+  }
+
+  /** New work was queued. */
+  wake(): void {
+    this.wakeUp?.();
+  }
+
+  /** Stops after the current document's current step; unfinished work stays queued. */
+  async close(): Promise<void> {
+    this.abort.abort();
+    this.wake();
+    await this.running;
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.abort.signal.aborted) {
+      const document = this.deps.documents.claimNext(nowSeconds());
+      if (!document) {
+        await new Promise<void>((resolve) => (this.wakeUp = resolve));
+        this.wakeUp = null;
+        continue;
+      }
+      try {
+        await this.index(document);
+      } catch (error) {
+        if (this.abort.signal.aborted) return; // left `processing`: requeued at next start
+        const code = error instanceof ParseError ? error.code : "indexing_failed";
+        const message = error instanceof Error ? error.message : String(error);
+        if (!(error instanceof ParseError)) this.deps.logger.error({ err: error, documentId: document.id }, "indexing failed");
+        this.deps.documents.markFailed(document.id, { code, message }, nowSeconds());
+        this.deps.events.publish(document.corpusId, { type: "document.status", documentId: document.id, status: "failed", error: { code, message }, chunkCount: 0 });
+      }
+    }
+  }
+
+  private async index(document: DocumentRecord): Promise<void> {
+    const { corpusId } = document;
+    const corpus = this.deps.corpora.getAny(corpusId);
+    if (!corpus) return; // deleted meanwhile
+    const progress = (stage: "parsing" | "chunking" | "embedding" | "storing", done: number, total: number) =>
+      this.deps.events.publish(corpusId, { type: "document.progress", documentId: document.id, stage, done, total });
+    this.deps.events.publish(corpusId, { type: "document.status", documentId: document.id, status: "processing", error: null, chunkCount: 0 });
+
+    progress("parsing", 0, 1);
+    const cipher = await this.deps.keyring.cipher(corpusId);
+    const bytes = await this.deps.blobs.read(cipher, corpusId, document.id);
+    const parsed = await parseDocument(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), document.format, { timeoutMs: this.options.parseTimeoutMs });
+    bytes.fill(0);
+
+    const model = this.deps.registry.resolve(corpus.embeddingModel, "embedding_model");
+    const tokenizer = await this.deps.engine.acquireTokenizer(model);
+    try {
+      progress("chunking", 0, 1);
+      const signal = this.abort.signal;
+      const embed = async (texts: string[]) => {
+        const out: Float32Array[] = [];
+        for (let i = 0; i < texts.length; i += this.options.embedBatch) {
+          out.push(...(await this.deps.engine.embed(model, texts.slice(i, i + this.options.embedBatch), signal)).vectors);
+        }
+        return out;
+      };
+      const maxTokens = Math.min(this.options.maxTokens, tokenizer.maxEmbeddingTokens);
+      const drafts = await chunkDocument(
+        parsed,
+        { strategy: corpus.chunking, maxTokens, targetTokens: Math.min(this.options.targetTokens, maxTokens), overlapTokens: this.options.overlapTokens },
+        { countTokens: tokenizer.countTokens, embed },
+      );
+      const vectors: Float32Array[] = [];
+      for (let i = 0; i < drafts.length; i += this.options.embedBatch) {
+        progress("embedding", i, drafts.length);
+        const batch = drafts.slice(i, i + this.options.embedBatch).map((d) => d.text);
+        vectors.push(...(await this.deps.engine.embed(model, batch, signal)).vectors);
+      }
+      progress("storing", drafts.length, drafts.length);
+      const sealed: SealedChunk[] = drafts.map((draft, i) => {
+        const id = newId("chk_");
+        return {
+          id,
+          corpusId,
+          documentId: document.id,
+          index: draft.index,
+          start: draft.start,
+          end: draft.end,
+          pageStart: draft.pageStart,
+          pageEnd: draft.pageEnd,
+          tokenCount: draft.tokenCount,
+          content: sealContent(cipher, id, { text: draft.text, headingPath: draft.headingPath }),
+          vector: sealVector(cipher, id, vectors[i]!),
+        };
+      });
+      if (this.abort.signal.aborted) throw new Error("indexer stopping");
+      if (!this.deps.documents.getById(document.id)) return; // deleted meanwhile
+      this.deps.chunks.commitDocument(document.id, sealed, parsed.pageCount, nowSeconds());
+      await this.deps.indexes.addChunks(corpusId, drafts.map((d, i) => ({ id: sealed[i]!.id, documentId: document.id, text: d.text, vector: vectors[i]! })));
+      this.deps.events.publish(corpusId, { type: "document.status", documentId: document.id, status: "indexed", error: null, chunkCount: sealed.length });
+    } finally {
+      tokenizer.release();
+    }
+  }
+}
