@@ -38,6 +38,8 @@ export interface RunningServer {
   generatedAdminKey: string | undefined;
   registry: ModelRegistry;
   engine: InferenceEngine;
+  /** In-memory corpus indexes (diagnostics and tests). */
+  indexes: CorpusIndexes;
   close(): Promise<void>;
 }
 
@@ -108,6 +110,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       generatedAdminKey: generatedSecret,
       registry,
       engine: runningEngine,
+      indexes: runningIndexes,
       close: () => {
         closing ??= (async () => {
           await new Promise<void>((resolve) => {

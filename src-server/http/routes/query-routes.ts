@@ -8,7 +8,7 @@ import { principalOf, requireScope } from "../authenticate.js";
 import { toWireError } from "../error-handler.js";
 import { jsonBody } from "../json-body.js";
 import { SseWriter } from "../sse.js";
-import { QuerySchema, citationObject } from "../wire/rag-wire.js";
+import { QuerySchema, SearchSchema, citationObject } from "../wire/rag-wire.js";
 
 function finalParts(started: StartedQuery, answer: string, completionTokens: number, finishReason: FinishReason) {
   const cited = citedIndexes(answer, started.citations.length);
@@ -76,6 +76,17 @@ export function queryRoutes(queries: QueryService): Router {
       await sse.send(toWireError(error).body);
     }
     sse.end();
+  });
+  /** Retrieval without generation: the chunks a query would cite, best first. */
+  router.post("/v1/rag/corpora/:corpusId/search", requireScope("rag.read"), async (req, res) => {
+    const body = jsonBody(req, SearchSchema);
+    const found = await queries.retrieve(principalOf(res.locals), String((req.params as Record<string, string>).corpusId), { question: body.query, topK: body.top_k, search: body.search, filter: body.filter }, res.locals.signal);
+    res.json({
+      object: "list",
+      data: found.citations.map(({ headingPath, ...c }) => ({ ...citationObject(c, false), heading_path: headingPath })),
+      relevant: found.relevant,
+      best_similarity: found.bestSimilarity,
+    });
   });
   return router;
 }

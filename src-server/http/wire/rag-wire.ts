@@ -43,6 +43,15 @@ export const QuerySchema = z
   })
   .strict();
 
+export const SearchSchema = z
+  .object({
+    query: z.string().trim().min(1, "query must not be empty").max(8000),
+    top_k: z.number().int().min(1).max(50).default(5),
+    filter: z.record(z.string().min(1).max(64), z.union([z.string(), z.number(), z.boolean()])).optional(),
+    search: z.enum(["hybrid", "vector", "keyword"]).default("hybrid"),
+  })
+  .strict();
+
 export const corpusObject = (c: CorpusView) => ({
   id: c.id,
   object: "rag.corpus" as const,

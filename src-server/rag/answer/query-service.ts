@@ -48,6 +48,15 @@ export interface StartedQuery {
   queryTokens: number;
 }
 
+export interface Retrieval {
+  citations: (Citation & { headingPath: string[] })[];
+  /** False when nothing in the corpus is close enough to the question. */
+  relevant: boolean;
+  /** Cosine similarity of the closest chunk (null in keyword mode). */
+  bestSimilarity: number | null;
+  queryTokens: number;
+}
+
 export interface QueryServiceDeps {
   corpora: CorpusService;
   documents: DocumentStore;
@@ -64,17 +73,18 @@ export interface QueryServiceDeps {
 export class QueryService {
   constructor(private readonly deps: QueryServiceDeps) {}
 
-  /** Retrieves and admits the answer generation; every error here precedes any output. */
-  async start(principal: Principal, corpusId: string, input: QueryInput, signal: AbortSignal): Promise<StartedQuery> {
+  /**
+   * Retrieval only: the best chunks for `input.question`, decrypted, as citations.
+   * `relevant` is false when the corpus holds nothing close enough (vector similarity
+   * of the best hit below `minSimilarity`; keyword mode trusts any match).
+   */
+  async retrieve(principal: Principal, corpusId: string, input: Omit<QueryInput, "model" | "temperature" | "maxTokens">, signal: AbortSignal): Promise<Retrieval> {
     const corpus = this.deps.corpora.get(principal, corpusId);
     if (corpus.status !== "ready") {
-      const why = corpus.status === "indexing" ? `it is still indexing (${corpus.counts.queued + corpus.counts.processing} documents pending)` : corpus.status === "empty" ? "it has no documents yet" : "none of its documents could be indexed";
+      const pending = corpus.counts.queued + corpus.counts.processing;
+      const why = corpus.status === "indexing" ? `it is still indexing (${pending} documents pending)` : corpus.status === "empty" ? "it has no documents yet" : "none of its documents could be indexed";
       throw new ServiceError("conflict", `Corpus '${corpusId}' cannot be queried yet: ${why}. Wait for status 'ready' (GET /v1/rag/corpora/${corpusId} or its /events stream).`, { code: "corpus_not_ready" });
     }
-    const modelName = input.model ?? this.deps.defaultChatModel;
-    const chatModel = this.deps.registry.resolve(modelName, "model");
-    if (chatModel.type !== "chat") throw invalidRequest(`'${modelName}' is an embedding model and cannot answer questions`, "model_not_supported", "model");
-
     let vector: Float32Array | null = null;
     let queryTokens = 0;
     if (input.search !== "keyword") {
@@ -85,25 +95,33 @@ export class QueryService {
     const documentIds = input.filter && Object.keys(input.filter).length > 0 ? this.deps.documents.idsMatching(corpusId, input.filter) : undefined;
     const index = await this.deps.indexes.get(corpusId);
     const hits = await index.search({ mode: input.search, text: input.question, vector, topK: input.topK, documentIds });
-    // Relevance gate: a keyword match, or a vector close enough; otherwise say so, do not guess.
-    const relevant = hits.filter((h) => input.search === "keyword" || h.similarity === null || h.similarity >= this.deps.minSimilarity);
+    const bestSimilarity = hits.reduce((best, h) => Math.max(best, h.similarity ?? -1), -1);
+    const relevant = hits.length > 0 && (input.search === "keyword" || bestSimilarity >= this.deps.minSimilarity);
 
     const cipher = await this.deps.keyring.cipher(corpusId);
-    const sealed = new Map(this.deps.chunks.byIds(relevant.map((h) => h.chunkId)).map((c) => [c.id, c]));
-    const citations: Citation[] = [];
-    const sources = [];
-    for (const hit of relevant) {
+    const sealed = new Map(this.deps.chunks.byIds(hits.map((h) => h.chunkId)).map((c) => [c.id, c]));
+    const citations: (Citation & { headingPath: string[] })[] = [];
+    for (const hit of hits) {
       const chunk = sealed.get(hit.chunkId);
       const document = chunk && this.deps.documents.getById(chunk.documentId);
       if (!chunk || !document) continue; // deleted between search and read
       const content = openContent(cipher, chunk.id, chunk.content);
-      const index = citations.length + 1;
-      citations.push({ index, documentId: document.id, chunkId: chunk.id, filename: document.filename, text: content.text, score: hit.score, page: chunk.pageStart, metadata: document.metadata });
-      sources.push({ index, filename: document.filename, page: chunk.pageStart, headingPath: content.headingPath, text: content.text });
+      citations.push({ index: citations.length + 1, documentId: document.id, chunkId: chunk.id, filename: document.filename, text: content.text, score: hit.score, page: chunk.pageStart, metadata: document.metadata, headingPath: content.headingPath });
     }
-    if (citations.length === 0) {
-      return { corpusId, model: modelName, citations, run: null, fallback: notInCorpusAnswer(input.question), queryTokens };
+    return { citations, relevant, bestSimilarity: bestSimilarity < -0.5 ? null : bestSimilarity, queryTokens };
+  }
+
+  /** Retrieves and admits the answer generation; every error here precedes any output. */
+  async start(principal: Principal, corpusId: string, input: QueryInput, signal: AbortSignal): Promise<StartedQuery> {
+    const modelName = input.model ?? this.deps.defaultChatModel;
+    const chatModel = this.deps.registry.resolve(modelName, "model");
+    if (chatModel.type !== "chat") throw invalidRequest(`'${modelName}' is an embedding model and cannot answer questions`, "model_not_supported", "model");
+    const found = await this.retrieve(principal, corpusId, input, signal);
+    const citations = found.citations.map(({ headingPath: _h, ...c }) => c);
+    if (!found.relevant || citations.length === 0) {
+      return { corpusId, model: modelName, citations, run: null, fallback: notInCorpusAnswer(input.question), queryTokens: found.queryTokens };
     }
+    const sources = found.citations.map((c) => ({ index: c.index, filename: c.filename, page: c.page, headingPath: c.headingPath, text: c.text }));
     const run = await this.deps.engine.startChat(
       chatModel,
       {
@@ -117,6 +135,6 @@ export class QueryService {
       },
       signal,
     );
-    return { corpusId, model: modelName, citations, run, fallback: null, queryTokens };
+    return { corpusId, model: modelName, citations, run, fallback: null, queryTokens: found.queryTokens };
   }
 }

@@ -1,0 +1,46 @@
+/**
+ * Paragraph chunking: whole blocks merged in order up to `targetTokens`. A heading starts
+ * a new chunk and stays with what follows it. A block too long for `maxTokens` is cut into
+ * sentences (lines for lists, tables and code), and a sentence too long for `maxTokens`
+ * into word runs; otherwise nothing is ever split.
+ */
+import type { ParsedDocument } from "../ingest/types.js";
+import { blockFits, splitBlock, UnitCosts, wholeBlock, type Unit } from "./block-units.js";
+import { buildChunks } from "./chunk-builder.js";
+import { createChunkContext, type ChunkContext } from "./chunk-context.js";
+import type { TextSpan } from "./text-span.js";
+import type { ChunkDraft, ChunkerDeps, ChunkOptions } from "./types.js";
+
+/**
+ * Chunks `doc` by paragraphs. Blocks are merged while the chunk stays within
+ * `options.targetTokens`; a heading and the block after it may together go up to
+ * `options.maxTokens`; no chunk exceeds `options.maxTokens`.
+ */
+export function paragraphChunker(doc: ParsedDocument, options: ChunkOptions, deps: ChunkerDeps): Promise<ChunkDraft[]> {
+  return Promise.resolve().then(() => {
+    const ctx = createChunkContext(doc, options, deps);
+    return buildChunks(ctx, paragraphSpans(ctx));
+  });
+}
+
+function paragraphSpans(ctx: ChunkContext): TextSpan[] {
+  const units: Unit[] = ctx.outline.blocks.flatMap((_, i) => (blockFits(ctx, i) ? [wholeBlock(ctx, i)] : splitBlock(ctx, i)));
+  const costs = new UnitCosts(ctx, units);
+  const { targetTokens, maxTokens } = ctx.options;
+  const spans: TextSpan[] = [];
+  let start = 0;
+  let onlyHeadings = units[0]?.heading ?? false;
+  const cut = (at: number): void => {
+    spans.push({ start: units[start]!.start, end: units[at - 1]!.end });
+    start = at;
+    onlyHeadings = units[at]!.heading;
+  };
+  for (let i = 1; i < units.length; i++) {
+    const unit = units[i]!;
+    if (unit.heading && !onlyHeadings) cut(i);
+    else if (costs.cost(start, i) > (onlyHeadings ? maxTokens : targetTokens)) cut(i);
+    else onlyHeadings &&= unit.heading;
+  }
+  if (units.length > 0) spans.push({ start: units[start]!.start, end: units.at(-1)!.end });
+  return spans;
+}

@@ -1,0 +1,87 @@
+/**
+ * Semantic chunking, the default. Structure first: a heading starts a new section (and
+ * opens its first chunk); lists, tables and code blocks stay whole when they fit; page
+ * changes may fall inside a chunk (recorded in its page range). Within a section, meaning
+ * decides: sentences are embedded (the whole document in a few large batches) and chunks
+ * are cut where neighbouring sentences drift furthest apart, relative to the document.
+ */
+import type { ParsedDocument } from "../ingest/types.js";
+import { blockFits, splitBlock, UnitCosts, wholeBlock, type Unit } from "./block-units.js";
+import { buildChunks } from "./chunk-builder.js";
+import { createChunkContext, type ChunkContext } from "./chunk-context.js";
+import { sectionCuts } from "./section-cuts.js";
+import { gapDistances, percentile } from "./semantic-breakpoints.js";
+import type { TextSpan } from "./text-span.js";
+import type { ChunkDraft, ChunkerDeps, ChunkOptions } from "./types.js";
+
+/** Distances above this percentile of the document's distances are topic shifts. */
+const BREAKPOINT_PERCENTILE = 90;
+/** Sentences averaged on each side of a gap before comparing. */
+const DISTANCE_WINDOW = 2;
+/** A chunk must reach this fraction of `targetTokens` before a topic shift may end it. */
+const MIN_CHUNK_FRACTION = 0.25;
+/** Texts per `deps.embed` call. */
+const EMBED_BATCH = 512;
+
+/**
+ * Chunks `doc` at structural boundaries and, within sections, at embedding-similarity
+ * breakpoints. Chunks aim at `options.targetTokens`, are never cut at a topic shift below
+ * a quarter of it, and never exceed `options.maxTokens`.
+ * @throws Error when `deps.embed` returns a different number of vectors than it was given.
+ */
+export async function semanticChunker(doc: ParsedDocument, options: ChunkOptions, deps: ChunkerDeps): Promise<ChunkDraft[]> {
+  const ctx = createChunkContext(doc, options, deps);
+  const minTokens = Math.max(1, Math.round(options.targetTokens * MIN_CHUNK_FRACTION));
+  const sections = sectionUnits(ctx).map((units) => new UnitCosts(ctx, units));
+
+  // Only sections big enough to hold two chunks can be cut by meaning; only their text is embedded.
+  const wanted = sections.map((costs) => costs.units.length > 1 && costs.cost(0, costs.units.length - 1) >= 2 * minTokens);
+  const texts = sections.flatMap((costs, s) => (wanted[s] ? costs.units.filter((u) => !u.heading).map((u) => doc.text.slice(u.start, u.end)) : []));
+  const vectors = await embedAll(deps, texts);
+
+  let next = 0;
+  const distances = sections.map((costs, s) =>
+    gapDistances(costs.units.map((u) => (wanted[s] && !u.heading ? vectors[next++]! : null)), DISTANCE_WINDOW),
+  );
+  const threshold = percentile(distances.flat().filter((d): d is number => d !== null), BREAKPOINT_PERCENTILE);
+
+  const spans: TextSpan[] = [];
+  sections.forEach((costs, s) => {
+    const limits = { minTokens, targetTokens: options.targetTokens, maxTokens: options.maxTokens, threshold };
+    for (const [from, to] of sectionCuts(costs, distances[s]!, limits)) {
+      spans.push({ start: costs.units[from]!.start, end: costs.units[to]!.end });
+    }
+  });
+  return buildChunks(ctx, spans);
+}
+
+/**
+ * Units grouped into sections: a heading opens a new section unless the current one holds
+ * only headings so far (a chapter title straight above a section title). Paragraphs become
+ * sentences; lists, tables, code and headings stay whole unless they exceed `maxTokens`.
+ */
+function sectionUnits(ctx: ChunkContext): Unit[][] {
+  const sections: Unit[][] = [];
+  let current: Unit[] = [];
+  ctx.outline.blocks.forEach((block, i) => {
+    if (block.kind === "heading" && current.some((u) => !u.heading)) {
+      sections.push(current);
+      current = [];
+    }
+    if (block.kind === "paragraph" || !blockFits(ctx, i)) current.push(...splitBlock(ctx, i));
+    else current.push(wholeBlock(ctx, i));
+  });
+  if (current.length > 0) sections.push(current);
+  return sections;
+}
+
+async function embedAll(deps: ChunkerDeps, texts: string[]): Promise<Float32Array[]> {
+  const out: Float32Array[] = [];
+  for (let i = 0; i < texts.length; i += EMBED_BATCH) {
+    const batch = texts.slice(i, i + EMBED_BATCH);
+    const vectors = await deps.embed(batch);
+    if (vectors.length !== batch.length) throw new Error(`embed returned ${vectors.length} vectors for ${batch.length} texts`);
+    out.push(...vectors);
+  }
+  return out;
+}

@@ -1,0 +1,109 @@
+/**
+ * Decides a document's format from its content (magic bytes, ZIP directory,
+ * HTML markers) and its extension. Content wins for binary formats; text formats
+ * need both text content and a text extension.
+ */
+import { hasZipSignature, readZipDirectory } from "./read-zip-directory.js";
+import type { DocumentFormat } from "./types.js";
+
+const TEXT_EXTENSIONS: Record<string, DocumentFormat> = {
+  txt: "txt",
+  text: "txt",
+  md: "md",
+  markdown: "md",
+  mdown: "md",
+  mkd: "md",
+  html: "html",
+  htm: "html",
+  xhtml: "html",
+};
+const BINARY_EXTENSIONS: Record<string, DocumentFormat> = { pdf: "pdf", docx: "docx" };
+
+/** Signatures of common binary files that must never pass as text. */
+const BINARY_SIGNATURES: number[][] = [
+  [0x89, 0x50, 0x4e, 0x47], // PNG
+  [0xff, 0xd8, 0xff], // JPEG
+  [0x47, 0x49, 0x46, 0x38], // GIF
+  [0x7f, 0x45, 0x4c, 0x46], // ELF
+  [0x4d, 0x5a], // MZ (Windows executable)
+  [0xcf, 0xfa, 0xed, 0xfe], // Mach-O
+  [0x1f, 0x8b], // gzip
+  [0x50, 0x4b], // ZIP (other than DOCX)
+  [0xd0, 0xcf, 0x11, 0xe0], // OLE2 (.doc, .xls)
+  [0x37, 0x7a, 0xbc, 0xaf], // 7z
+  [0x52, 0x61, 0x72, 0x21], // RAR
+  [0x00, 0x61, 0x73, 0x6d], // WebAssembly
+  [0x52, 0x49, 0x46, 0x46], // RIFF (WebP, WAV, AVI)
+];
+
+/** How much of the start of a file the text heuristics look at. */
+const SNIFF_BYTES = 64 * 1024;
+/** Control characters (other than tab, newlines, form feed, escape) tolerated in text, as a share of bytes. */
+const MAX_CONTROL_RATIO = 0.01;
+
+/**
+ * The document's format, or null when it is not one Pustaka parses.
+ *
+ * - `%PDF-` in the first KiB → pdf; a ZIP whose directory lists `word/document.xml` → docx,
+ *   whatever the name says (a PDF named `.docx` is a PDF).
+ * - Other binary content (images, executables, other archives, NUL bytes) → null,
+ *   whatever the name says.
+ * - Text starting like an HTML document (`<!doctype html`, `<html`, `<head`, `<body`) → html;
+ *   other text → the format its extension names (txt, md, html), else null.
+ * - An empty file → the extension's format, so parsing reports `empty_document`.
+ * - A ZIP named `.docx` whose directory cannot be read → docx, so parsing reports it corrupt.
+ */
+export function detectFormat(bytes: Uint8Array, filename: string): DocumentFormat | null {
+  const extension = /\.([a-z0-9]+)$/i.exec(filename)?.[1]?.toLowerCase() ?? "";
+  const byExtension = TEXT_EXTENSIONS[extension] ?? BINARY_EXTENSIONS[extension] ?? null;
+  if (bytes.length === 0) return byExtension;
+  if (isPdf(bytes)) return "pdf";
+  if (hasZipSignature(bytes)) {
+    const entries = readZipDirectory(bytes);
+    if (entries?.some((e) => e.name === "word/document.xml")) return "docx";
+    return entries === null && byExtension === "docx" ? "docx" : null;
+  }
+  if (!isText(bytes)) return null;
+  if (looksLikeHtml(bytes)) return "html";
+  return TEXT_EXTENSIONS[extension] ?? null;
+}
+
+function isPdf(bytes: Uint8Array): boolean {
+  // Readers accept junk before the header; the spec allows it within the first 1024 bytes.
+  const head = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, 1024));
+  return head.indexOf("%PDF-", 0, "latin1") !== -1;
+}
+
+/** Text unless it starts with a binary signature, holds NUL bytes, or too many control bytes. */
+function isText(bytes: Uint8Array): boolean {
+  if (hasBom(bytes, [0xff, 0xfe]) || hasBom(bytes, [0xfe, 0xff])) return true; // UTF-16: NULs expected
+  if (BINARY_SIGNATURES.some((signature) => hasBom(bytes, signature))) return false;
+  const length = Math.min(bytes.length, SNIFF_BYTES);
+  let control = 0;
+  for (let i = 0; i < length; i++) {
+    const b = bytes[i]!;
+    if (b === 0) return false;
+    if ((b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d && b !== 0x0c && b !== 0x1b) || b === 0x7f) control++;
+  }
+  return control <= length * MAX_CONTROL_RATIO;
+}
+
+function hasBom(bytes: Uint8Array, signature: number[]): boolean {
+  return signature.every((b, i) => bytes[i] === b);
+}
+
+/** HTML sniffing in the spirit of the WHATWG MIME sniffing rules, limited to unambiguous document markers. */
+function looksLikeHtml(bytes: Uint8Array): boolean {
+  const head = decodeHead(bytes.subarray(0, 4096));
+  const start = head
+    .replace(/^\uFEFF/, "")
+    .replace(/^(?:\s+|<!--[\s\S]*?-->|<\?xml[^>]*\?>)*/, "")
+    .toLowerCase();
+  return /^<(?:!doctype\s+html|html|head|body)[\s>/]/.test(start);
+}
+
+function decodeHead(bytes: Uint8Array): string {
+  if (hasBom(bytes, [0xff, 0xfe])) return new TextDecoder("utf-16le").decode(bytes);
+  if (hasBom(bytes, [0xfe, 0xff])) return new TextDecoder("utf-16be").decode(bytes);
+  return new TextDecoder("latin1").decode(bytes);
+}

@@ -1,0 +1,50 @@
+/**
+ * HTML pages: decoded, checked for pathological nesting, converted to Markdown
+ * with turndown (page chrome, scripts and styles dropped), then split into blocks
+ * like any Markdown document.
+ */
+import { decodeText, normalizeNewlines } from "./decode-text.js";
+import { htmlToMarkdown } from "./html-to-markdown.js";
+import { measureHtmlDepth } from "./measure-html-depth.js";
+import { markdownToDocument } from "./parse-markdown.js";
+import { ParseError, type DocumentFormat, type ParsedDocument } from "./types.js";
+
+/**
+ * Deepest element nesting accepted. Real pages stay well under 100 levels; browsers
+ * themselves stop nesting at 512. Deeper trees overflow the converter's recursion.
+ */
+export const MAX_HTML_DEPTH = 1000;
+
+/** Parses an HTML file; the title comes from `<title>`, else the first `<h1>`. */
+export function parseHtml(bytes: Uint8Array): Promise<ParsedDocument> {
+  return Promise.resolve(htmlToDocument(decodeHtml(bytes), "html"));
+}
+
+/**
+ * A byte-order mark or valid UTF-8 decides the encoding; otherwise a `<meta charset>`
+ * in the first KiB, if the runtime knows it; otherwise Windows-1252.
+ */
+export function decodeHtml(bytes: Uint8Array): string {
+  const decoded = decodeText(bytes);
+  if (decoded.encoding !== "windows-1252") return decoded.text;
+  const head = new TextDecoder("latin1").decode(bytes.subarray(0, 1024));
+  const label = /<meta[^>]{0,200}?charset\s*=\s*["']?([\w-]{1,40})/i.exec(head)?.[1];
+  if (!label) return decoded.text;
+  try {
+    return normalizeNewlines(new TextDecoder(label).decode(bytes));
+  } catch {
+    return decoded.text; // a label the runtime does not know
+  }
+}
+
+/**
+ * Converts an HTML string (a page, or mammoth's rendering of a DOCX) to a document.
+ * @throws ParseError `document_too_complex` when elements nest deeper than `MAX_HTML_DEPTH`.
+ */
+export function htmlToDocument(html: string, format: DocumentFormat, warnings: string[] = []): ParsedDocument {
+  if (measureHtmlDepth(html, MAX_HTML_DEPTH) > MAX_HTML_DEPTH) {
+    throw new ParseError("document_too_complex", `The page nests elements more than ${MAX_HTML_DEPTH} levels deep.`);
+  }
+  const { markdown, title } = htmlToMarkdown(html);
+  return markdownToDocument(markdown, { format, title, warnings });
+}

@@ -1,0 +1,139 @@
+/**
+ * Retrieval quality on the project's bilingual set (test/fixtures/eval): recall@5 and
+ * nDCG@10 for vector, keyword and hybrid search, with a real embedding model, through
+ * the HTTP API. A chunk is relevant when it holds the question's evidence span (or most
+ * of it, when a chunk boundary cuts the span).
+ */
+import { readFileSync, readdirSync } from "node:fs";
+import path from "node:path";
+import { REPO_ROOT } from "../helpers/models.js";
+import { startTestServer, type TestServer } from "../helpers/test-server.js";
+
+export interface EvalQuestion {
+  id: string;
+  lang: "en" | "ms";
+  question: string;
+  doc: string | null;
+  evidence: string | null;
+  answer?: string;
+  cross_lingual?: boolean;
+}
+
+export type Mode = "vector" | "keyword" | "hybrid";
+
+export interface ModeScore {
+  mode: Mode;
+  recallAt5: number;
+  ndcgAt10: number;
+  byGroup: Record<string, { n: number; recallAt5: number; ndcgAt10: number }>;
+}
+
+export interface EvalResult {
+  model: string;
+  chunking: string;
+  documents: number;
+  chunks: number;
+  questions: number;
+  scores: ModeScore[];
+  /** Best vector similarity for answerable vs unanswerable questions (relevance gate tuning). */
+  gate: { answerable: number[]; unanswerable: number[] };
+  indexSeconds: number;
+}
+
+const EVAL_DIR = path.join(REPO_ROOT, "test", "fixtures", "eval");
+const normalize = (s: string) => s.replace(/\s+/g, " ").trim().toLowerCase();
+
+/** Relevant: the chunk holds the evidence, or at least its first or last 60%. */
+export function isRelevant(chunkText: string, evidence: string): boolean {
+  const chunk = normalize(chunkText);
+  const ev = normalize(evidence);
+  if (chunk.includes(ev)) return true;
+  const part = Math.ceil(ev.length * 0.6);
+  return chunk.includes(ev.slice(0, part)) || chunk.includes(ev.slice(ev.length - part));
+}
+
+export function loadEvalSet(): { docs: string[]; questions: EvalQuestion[] } {
+  const docs = readdirSync(path.join(EVAL_DIR, "docs")).sort();
+  const questions = JSON.parse(readFileSync(path.join(EVAL_DIR, "questions.json"), "utf8")) as EvalQuestion[];
+  return { docs, questions };
+}
+
+async function uploadAll(t: TestServer, corpusId: string, docs: string[]): Promise<void> {
+  const form = new FormData();
+  for (const name of docs) form.append("file", new Blob([readFileSync(path.join(EVAL_DIR, "docs", name))]), name);
+  const res = await fetch(`${t.url}/v1/rag/corpora/${corpusId}/documents`, { method: "POST", headers: { authorization: `Bearer ${t.key}` }, body: form });
+  if (res.status !== 202) throw new Error(`upload failed: ${res.status} ${await res.text()}`);
+}
+
+export async function waitReady(t: TestServer, corpusId: string, timeoutMs = 600_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const corpus = (await t.call("GET", `/v1/rag/corpora/${corpusId}`)).json;
+    if (corpus.status !== "indexing") return corpus;
+    if (Date.now() > deadline) throw new Error(`corpus ${corpusId} still indexing after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+export async function runRetrievalEval(options: { modelPath: string; modelName: string; chunking?: string }): Promise<EvalResult> {
+  const { docs, questions } = loadEvalSet();
+  const t = await startTestServer({ bindings: { [options.modelName]: options.modelPath }, config: { engine: { threads: 2 } } });
+  try {
+    const corpus = (await t.call("POST", "/v1/rag/corpora", { name: "eval", embedding_model: options.modelName, chunking: options.chunking ?? "semantic" })).json;
+    const started = Date.now();
+    await uploadAll(t, corpus.id, docs);
+    const ready = await waitReady(t, corpus.id);
+    const indexSeconds = (Date.now() - started) / 1000;
+    if (ready.document_counts.failed > 0) throw new Error(`${ready.document_counts.failed} eval documents failed to index`);
+    const answerable = questions.filter((q) => q.doc && q.evidence);
+    const scores: ModeScore[] = [];
+    const gate = { answerable: [] as number[], unanswerable: [] as number[] };
+    for (const mode of ["vector", "keyword", "hybrid"] as Mode[]) {
+      const perQuestion: { q: EvalQuestion; recall: number; ndcg: number }[] = [];
+      for (const q of questions) {
+        const res = await t.call("POST", `/v1/rag/corpora/${corpus.id}/search`, { query: q.question, top_k: 10, search: mode });
+        if (res.status !== 200) throw new Error(`search failed: ${JSON.stringify(res.json)}`);
+        if (mode === "vector") (q.doc ? gate.answerable : gate.unanswerable).push(res.json.best_similarity ?? -1);
+        if (!q.doc || !q.evidence) continue;
+        const hits = res.json.data as { filename: string; text: string }[];
+        const rank = hits.findIndex((h) => h.filename === q.doc && isRelevant(h.text, q.evidence!));
+        perQuestion.push({ q, recall: rank >= 0 && rank < 5 ? 1 : 0, ndcg: rank >= 0 ? 1 / Math.log2(rank + 2) : 0 });
+      }
+      const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
+      const group = (name: string, pick: (q: EvalQuestion) => boolean) => {
+        const rows = perQuestion.filter((r) => pick(r.q));
+        return [name, { n: rows.length, recallAt5: mean(rows.map((r) => r.recall)), ndcgAt10: mean(rows.map((r) => r.ndcg)) }] as const;
+      };
+      scores.push({
+        mode,
+        recallAt5: mean(perQuestion.map((r) => r.recall)),
+        ndcgAt10: mean(perQuestion.map((r) => r.ndcg)),
+        byGroup: Object.fromEntries([group("en", (q) => q.lang === "en"), group("ms", (q) => q.lang === "ms"), group("cross-lingual", (q) => q.cross_lingual === true)]),
+      });
+    }
+    return { model: options.modelName, chunking: options.chunking ?? "semantic", documents: docs.length, chunks: ready.chunk_count, questions: answerable.length, scores, gate, indexSeconds };
+  } finally {
+    await t.close();
+  }
+}
+
+export function formatEval(result: EvalResult): string {
+  const pct = (x: number) => (Number.isFinite(x) ? (x * 100).toFixed(1) : "n/a");
+  const lines = [
+    `### ${result.model}, ${result.chunking} chunking: ${result.documents} documents, ${result.chunks} chunks, ${result.questions} answerable questions (indexed in ${result.indexSeconds.toFixed(1)} s)`,
+    "| mode | recall@5 | nDCG@10 | EN recall@5 | MS recall@5 | cross-lingual recall@5 |",
+    "|---|---|---|---|---|---|",
+    ...result.scores.map((s) => `| ${s.mode} | ${pct(s.recallAt5)} | ${pct(s.ndcgAt10)} | ${pct(s.byGroup.en!.recallAt5)} | ${pct(s.byGroup.ms!.recallAt5)} | ${pct(s.byGroup["cross-lingual"]!.recallAt5)} (n=${s.byGroup["cross-lingual"]!.n}) |`),
+  ];
+  const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b).map((x) => x.toFixed(2)).join(" ");
+  lines.push(`\nBest vector similarity — answerable: min ${Math.min(...result.gate.answerable).toFixed(2)}, unanswerable: ${sorted(result.gate.unanswerable)}`);
+  return lines.join("\n");
+}
+
+/** Hybrid must not lose to the better of vector and keyword (a small tolerance for ties). */
+export function hybridHolds(result: EvalResult, tolerance = 0.005): boolean {
+  const by = Object.fromEntries(result.scores.map((s) => [s.mode, s]));
+  const best = Math.max(by.vector!.ndcgAt10, by.keyword!.ndcgAt10);
+  const bestRecall = Math.max(by.vector!.recallAt5, by.keyword!.recallAt5);
+  return by.hybrid!.ndcgAt10 >= best - tolerance && by.hybrid!.recallAt5 >= bestRecall - tolerance;
+}

@@ -1,0 +1,186 @@
+/**
+ * Grounded answers end to end over HTTP with real models: corpus → upload a batch →
+ * events → ready → query (plain and streamed) → the right document cited; "not in the
+ * corpus"; 409 while indexing; other workspaces see nothing; delete leaves nothing behind.
+ */
+import assert from "node:assert/strict";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import BetterSqlite3 from "better-sqlite3";
+import { testModel } from "../helpers/models.js";
+import { collectEvents, evalDoc, upload, waitForStatus } from "../helpers/rag.js";
+import { readSse, startTestServer, type TestServer } from "../helpers/test-server.js";
+
+const DOCS = ["banjir-kelantan-2022.md", "floods-pahang-2023-briefing.md", "lrt-laluan-bayu-q2-2024.md", "notis-gangguan-bekalan-air-klang.html", "rural-broadband-midterm-review.txt"];
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(path.join(dir, e.name)) : [path.join(dir, e.name)]));
+}
+
+describe("grounded answers", () => {
+  let t: TestServer;
+  let corpusId: string;
+  before(async () => {
+    t = await startTestServer({
+      bindings: { "svc-merlion-13b": testModel("smollm2-135m-instruct"), minilm: testModel("all-minilm-l6-v2"), "svc-embed-1024": testModel("embed-1024") },
+      config: { chat: { contextSize: 2048, sequences: 2 }, rag: { chunkTargetTokens: 120 } },
+    });
+  });
+  after(() => t.close());
+
+  it("creates corpora with the guide's defaults and validates input", async () => {
+    const created = await t.call("POST", "/v1/rag/corpora", { name: "Defaults" });
+    assert.equal(created.status, 201);
+    assert.match(created.json.id, /^corp_/);
+    assert.equal(created.json.object, "rag.corpus");
+    assert.equal(created.json.chunking, "semantic");
+    assert.equal(created.json.embedding_model, "svc-embed-1024");
+    assert.equal(created.json.dimensions, 1024);
+    assert.equal(created.json.status, "empty");
+    assert.equal(created.json.retention_days, 30);
+    assert.deepEqual(created.json.document_counts, { queued: 0, processing: 0, indexed: 0, failed: 0, total: 0 });
+    const badChunking = await t.call("POST", "/v1/rag/corpora", { name: "x", chunking: "sentences" });
+    assert.equal(badChunking.status, 400);
+    assert.equal(badChunking.json.error.param, "chunking");
+    const badModel = await t.call("POST", "/v1/rag/corpora", { name: "x", embedding_model: "nope" });
+    assert.equal(badModel.status, 404);
+    assert.equal(badModel.json.error.param, "embedding_model");
+    const patched = await t.call("PATCH", `/v1/rag/corpora/${created.json.id}`, { retention_days: 7, name: "Renamed" });
+    assert.equal(patched.json.retention_days, 7);
+    assert.equal(patched.json.name, "Renamed");
+    assert.equal((await t.call("PATCH", `/v1/rag/corpora/${created.json.id}`, {})).status, 400);
+    const listed = await t.call("GET", "/v1/rag/corpora?limit=1");
+    assert.equal(listed.json.data.length, 1);
+    assert.equal(listed.json.has_more, false);
+  });
+
+  it("uploads a batch, rejects bad files alone, streams progress and becomes ready", async () => {
+    corpusId = (await t.call("POST", "/v1/rag/corpora", { name: "Malaysia briefings", embedding_model: "minilm" })).json.id;
+    const events = collectEvents(`${t.url}/v1/rag/corpora/${corpusId}/events`, t.key, (e) => e.object === "rag.corpus.snapshot" && e.corpus.status === "ready");
+    const png = Buffer.from("89504e470d0a1a0a0000000d49484452", "hex");
+    const res = await upload(t, corpusId, [...DOCS.map(evalDoc), { name: "picture.txt", content: png }, { ...evalDoc(DOCS[0]!), name: "copy-of-banjir.md" }, { name: "empty.md", content: "" }], { source: "eval", year: 2024 });
+    assert.equal(res.status, 202, JSON.stringify(res.json));
+    assert.equal(res.json.object, "rag.upload");
+    assert.equal(res.json.documents.length, DOCS.length);
+    assert.ok(res.json.documents.every((d: any) => d.status === "queued" && /^doc_/.test(d.id) && d.metadata.source === "eval" && d.metadata.year === 2024));
+    const rejectedCodes = Object.fromEntries(res.json.rejected.map((r: any) => [r.filename, r.error.code]));
+    assert.deepEqual(rejectedCodes, { "picture.txt": "unsupported_file_type", "copy-of-banjir.md": "duplicate_document", "empty.md": "empty_file" });
+
+    const busy = await t.call("POST", `/v1/rag/corpora/${corpusId}/query`, { question: "Bilakah banjir berlaku?" });
+    assert.equal(busy.status, 409, "a corpus still indexing must answer 409");
+    assert.equal(busy.json.error.code, "corpus_not_ready");
+
+    const seen = await events;
+    const statuses = seen.filter((e) => e.object === "rag.document.status");
+    for (const doc of res.json.documents) assert.ok(statuses.some((e) => e.document_id === doc.id && e.status === "indexed"), `no indexed event for ${doc.filename}`);
+    assert.ok(seen.some((e) => e.object === "rag.document.progress" && e.stage === "embedding"), "no embedding progress");
+    const ready = await waitForStatus(t, corpusId);
+    assert.equal(ready.status, "ready");
+    assert.equal(ready.document_counts.indexed, DOCS.length);
+    assert.ok(ready.chunk_count >= DOCS.length);
+    const docs = (await t.call("GET", `/v1/rag/corpora/${corpusId}/documents?order=asc`)).json.data;
+    assert.ok(docs.every((d: any) => d.chunk_count > 0 && d.indexed_at > 0 && d.sha256.length === 64));
+  });
+
+  it("answers from the right document with citations, plain and streamed", async () => {
+    const question = "Which LRT line is discussed in the second quarter 2024 report, and what was its ridership?";
+    const res = await t.call("POST", `/v1/rag/corpora/${corpusId}/query`, { question, top_k: 3, include_citations: false, max_tokens: 60 });
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    assert.equal(res.json.object, "rag.answer");
+    assert.match(res.json.id, /^ans_/);
+    assert.ok(res.json.answer.length > 0);
+    assert.ok(res.json.citations.length > 0, "citations are returned even when include_citations is false");
+    assert.equal(res.json.citations[0].filename, "lrt-laluan-bayu-q2-2024.md");
+    for (const c of res.json.citations) {
+      assert.deepEqual(Object.keys(c).sort(), ["chunk_id", "cited", "document_id", "filename", "index", "metadata", "page", "score", "text"]);
+      assert.equal(typeof c.cited, "boolean");
+    }
+    assert.ok(res.json.usage.prompt_tokens > 0 && res.json.usage.completion_tokens > 0);
+
+    const streamed = await fetch(`${t.url}/v1/rag/corpora/${corpusId}/query`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${t.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ question, top_k: 3, stream: true, max_tokens: 60 }),
+    });
+    assert.match(streamed.headers.get("content-type") ?? "", /^text\/event-stream/);
+    const events = (await readSse(streamed)) as any[];
+    const deltas = events.filter((e) => e.object === "rag.answer.delta");
+    assert.ok(deltas.length > 1);
+    assert.ok(deltas.every((d) => d.id === events.at(-1).id));
+    const final = events.at(-1);
+    assert.equal(final.object, "rag.answer.citations", "the citation event ends the stream");
+    assert.equal(final.citations[0].filename, "lrt-laluan-bayu-q2-2024.md");
+    assert.ok(final.usage.completion_tokens > 0);
+    assert.ok(!events.includes("[DONE]"));
+  });
+
+  it("says the corpus does not contain an answer instead of inventing one", async () => {
+    const en = await t.call("POST", `/v1/rag/corpora/${corpusId}/query`, { question: "What is the melting point of tungsten in kelvin?" });
+    assert.equal(en.json.answer, "The corpus does not contain information that answers this question.");
+    assert.ok(Array.isArray(en.json.citations));
+    const ms = await t.call("POST", `/v1/rag/corpora/${corpusId}/query`, { question: "Apakah resipi terbaik untuk kek coklat lembap?" });
+    assert.equal(ms.json.answer, "Korpus ini tidak mengandungi maklumat untuk menjawab soalan ini.");
+  });
+
+  it("filters retrieval on document metadata", async () => {
+    const none = await t.call("POST", `/v1/rag/corpora/${corpusId}/search`, { query: "banjir", filter: { source: "elsewhere" } });
+    assert.deepEqual(none.json.data, []);
+    const some = await t.call("POST", `/v1/rag/corpora/${corpusId}/search`, { query: "banjir", filter: { source: "eval", year: 2024 }, search: "keyword" });
+    assert.ok(some.json.data.length > 0);
+  });
+
+  it("hides corpora from other workspaces (404, never the data)", async () => {
+    const ws = (await t.call("POST", "/v1/admin/workspaces", { name: "Other team" })).json;
+    const key = (await t.call("POST", `/v1/admin/workspaces/${ws.id}/api_keys`, { name: "k" })).json.secret;
+    for (const [method, route, body] of [
+      ["GET", `/v1/rag/corpora/${corpusId}`],
+      ["GET", `/v1/rag/corpora/${corpusId}/documents`],
+      ["POST", `/v1/rag/corpora/${corpusId}/query`, { question: "banjir" }],
+      ["DELETE", `/v1/rag/corpora/${corpusId}`],
+    ] as [string, string, unknown?][]) {
+      const res = await t.call(method, route, body, key);
+      assert.equal(res.status, 404, `${method} ${route}`);
+      assert.equal(res.json.error.code, "corpus_not_found");
+    }
+    assert.equal((await upload(t, corpusId, [evalDoc(DOCS[1]!)], undefined, key)).status, 404);
+    assert.deepEqual((await t.call("GET", "/v1/rag/corpora", undefined, key)).json.data, []);
+  });
+
+  it("keeps no plaintext chunk text or vector anywhere in the data directory", async () => {
+    const search = await t.call("POST", `/v1/rag/corpora/${corpusId}/search`, { query: "LRT ridership", top_k: 1 });
+    const chunkText: string = search.json.data[0].text;
+    const vector = (await t.call("POST", "/v1/embeddings", { model: "minilm", input: chunkText })).json.data[0].embedding as number[];
+    const vectorBytes = Buffer.from(new Float32Array(vector).buffer).subarray(0, 64);
+    const phrase = Buffer.from(chunkText.slice(0, 60), "utf8");
+    const files = filesUnder(t.dataDir).filter((f) => statSync(f).isFile());
+    assert.ok(files.some((f) => f.endsWith("pustaka.db")));
+    for (const file of files) {
+      const bytes = readFileSync(file);
+      assert.equal(bytes.indexOf(phrase), -1, `plaintext chunk text in ${file}`);
+      assert.equal(bytes.indexOf(vectorBytes), -1, `plaintext vector bytes in ${file}`);
+    }
+  });
+
+  it("deletes a corpus irreversibly: rows, originals and the in-memory index", async () => {
+    assert.ok(t.server.indexes.isLoaded(corpusId));
+    const res = await t.call("DELETE", `/v1/rag/corpora/${corpusId}`);
+    assert.equal(res.status, 200);
+    assert.equal(res.json.object, "rag.corpus.deleted");
+    assert.equal(res.json.deleted, true);
+    assert.ok(Math.abs(res.json.tombstone_expires_at - (Date.now() / 1000 + 30 * 86400)) < 120);
+    assert.equal((await t.call("GET", `/v1/rag/corpora/${corpusId}`)).status, 404);
+    assert.equal(t.server.indexes.isLoaded(corpusId), false);
+    assert.equal(existsSync(path.join(t.dataDir, "blobs", corpusId)), false);
+    const db = new BetterSqlite3(path.join(t.dataDir, "pustaka.db"), { readonly: true });
+    try {
+      for (const table of ["documents", "chunks"]) {
+        assert.equal((db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE corpus_id = ?`).get(corpusId) as { n: number }).n, 0, table);
+      }
+      const key = db.prepare("SELECT destroy_after FROM corpus_keys WHERE corpus_id = ?").get(corpusId) as { destroy_after: number };
+      assert.equal(key.destroy_after, res.json.tombstone_expires_at, "the key outlives the corpus only until the retention window ends");
+    } finally {
+      db.close();
+    }
+  });
+});
