@@ -29,17 +29,21 @@ export async function embedInputs(slot: EmbedSlot, model: LlamaModel, inputs: st
     }
     promptTokens += tokens;
   });
-  const vectors = await Promise.all(
-    inputs.map(async (text) => {
+  // A few workers (no more than the pool has contexts) pull inputs from a shared cursor,
+  // taking a context per input, so concurrent requests interleave fairly on the pool.
+  const vectors: Float32Array[] = new Array<Float32Array>(inputs.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let i = next++; i < inputs.length; i = next++) {
       const context = await slot.pool.acquire(signal);
       try {
         signal.throwIfAborted();
-        const embedding = await context.getEmbeddingFor(text);
-        return normalize(embedding.vector);
+        vectors[i] = normalize((await context.getEmbeddingFor(inputs[i]!)).vector);
       } finally {
         slot.pool.release(context);
       }
-    }),
-  );
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(inputs.length, slot.size) }, worker));
   return { vectors, promptTokens };
 }

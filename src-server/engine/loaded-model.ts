@@ -15,6 +15,8 @@ export interface LoadedModelOptions {
 
 export interface EmbedSlot {
   pool: LeasePool<LlamaEmbeddingContext>;
+  /** Contexts in the pool. */
+  size: number;
   /** Longest input in tokens. */
   contextSize: number;
 }
@@ -93,6 +95,6 @@ export class LoadedModel {
       pool.close();
       for (const context of created) await context.dispose();
     });
-    return { pool, contextSize };
+    return { pool, size: created.length, contextSize };
   }
 }

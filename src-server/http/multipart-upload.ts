@@ -37,24 +37,25 @@ export async function receiveUpload(req: Request, corpusId: string, documents: D
   const rejected: FileRejection[] = [];
   let metadataText: string | null = null;
   let fileCount = 0;
-  let failure: ServiceError | null = null;
+  // Set from busboy's callbacks; an object so that TypeScript does not narrow it away.
+  const state: { failure: ServiceError | null } = { failure: null };
   let work = Promise.resolve();
 
   parser.on("file", (field, stream, info) => {
     if (field !== "file") {
-      failure ??= invalidRequest(`unexpected file part '${field}': files go in parts named 'file'`, "invalid_parameter", field);
+      state.failure ??= invalidRequest(`unexpected file part '${field}': files go in parts named 'file'`, "invalid_parameter", field);
       stream.resume();
       return;
     }
     fileCount++;
     if (fileCount > limits.maxFiles) {
-      failure ??= invalidRequest(`an upload takes at most ${limits.maxFiles} files`, "too_many_files", "file");
+      state.failure ??= invalidRequest(`an upload takes at most ${limits.maxFiles} files`, "too_many_files", "file");
       stream.resume();
       return;
     }
     // Files are staged one after another, in order; busboy waits while we read.
     work = work.then(async () => {
-      if (failure) {
+      if (state.failure) {
         stream.resume();
         return;
       }
@@ -65,15 +66,15 @@ export async function receiveUpload(req: Request, corpusId: string, documents: D
   });
   parser.on("field", (name, value, info) => {
     if (name !== "metadata") {
-      failure ??= invalidRequest(`unexpected form field '${name}' (expected 'file' parts and an optional 'metadata')`, "invalid_parameter", name);
+      state.failure ??= invalidRequest(`unexpected form field '${name}' (expected 'file' parts and an optional 'metadata')`, "invalid_parameter", name);
     } else if (info.valueTruncated) {
-      failure ??= invalidRequest("metadata is too large (256 KiB at most)", "invalid_parameter", "metadata");
+      state.failure ??= invalidRequest("metadata is too large (256 KiB at most)", "invalid_parameter", "metadata");
     } else {
       metadataText = value;
     }
   });
   parser.on("filesLimit", () => {
-    failure ??= invalidRequest(`an upload takes at most ${limits.maxFiles} files`, "too_many_files", "file");
+    state.failure ??= invalidRequest(`an upload takes at most ${limits.maxFiles} files`, "too_many_files", "file");
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -92,9 +93,9 @@ export async function receiveUpload(req: Request, corpusId: string, documents: D
     await documents.discard(corpusId, staged);
     throw error;
   }
-  if (failure) {
+  if (state.failure) {
     await documents.discard(corpusId, staged);
-    throw failure;
+    throw state.failure;
   }
   return { staged, rejected, metadataText };
 }

@@ -5,8 +5,17 @@
 import { EventEmitter } from "node:events";
 import type { DocumentStatus } from "../store/document-store.js";
 
+/** Where an indexed document's time went, in milliseconds (embedding during semantic chunking counts as embed). */
+export interface StageTimings {
+  parseMs: number;
+  chunkMs: number;
+  embedMs: number;
+  storeMs: number;
+  pages: number | null;
+}
+
 export type CorpusEvent =
-  | { type: "document.status"; documentId: string; status: DocumentStatus; error: { code: string; message: string } | null; chunkCount: number }
+  | { type: "document.status"; documentId: string; status: DocumentStatus; error: { code: string; message: string } | null; chunkCount: number; timings?: StageTimings }
   | { type: "document.progress"; documentId: string; stage: "parsing" | "chunking" | "embedding" | "storing"; done: number; total: number }
   | { type: "corpus.deleted" };
 

@@ -104,11 +104,20 @@ export class Indexer {
       this.deps.events.publish(corpusId, { type: "document.progress", documentId: document.id, stage, done, total });
     this.deps.events.publish(corpusId, { type: "document.status", documentId: document.id, status: "processing", error: null, chunkCount: 0 });
 
+    const timings = { parseMs: 0, chunkMs: 0, embedMs: 0, storeMs: 0, pages: null as number | null };
+    let mark = performance.now();
+    const lap = (stage: "parseMs" | "chunkMs" | "embedMs" | "storeMs") => {
+      const now = performance.now();
+      timings[stage] += now - mark;
+      mark = now;
+    };
     progress("parsing", 0, 1);
     const cipher = await this.deps.keyring.cipher(corpusId);
     const bytes = await this.deps.blobs.read(cipher, corpusId, document.id);
     const parsed = await parseDocument(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), document.format, { timeoutMs: this.options.parseTimeoutMs });
     bytes.fill(0);
+    timings.pages = parsed.pageCount;
+    lap("parseMs");
 
     const model = this.deps.registry.resolve(corpus.embeddingModel, "embedding_model");
     const tokenizer = await this.deps.engine.acquireTokenizer(model);
@@ -116,24 +125,28 @@ export class Indexer {
       progress("chunking", 0, 1);
       const signal = this.abort.signal;
       const embed = async (texts: string[]) => {
+        lap("chunkMs");
         const out: Float32Array[] = [];
         for (let i = 0; i < texts.length; i += this.options.embedBatch) {
           out.push(...(await this.deps.engine.embed(model, texts.slice(i, i + this.options.embedBatch), signal)).vectors);
         }
+        lap("embedMs");
         return out;
       };
       const maxTokens = Math.min(this.options.maxTokens, tokenizer.maxEmbeddingTokens);
       const drafts = await chunkDocument(
         parsed,
         { strategy: corpus.chunking, maxTokens, targetTokens: Math.min(this.options.targetTokens, maxTokens), overlapTokens: this.options.overlapTokens },
-        { countTokens: tokenizer.countTokens, embed },
+        { countTokens: (text) => tokenizer.countTokens(text), embed },
       );
+      lap("chunkMs");
       const vectors: Float32Array[] = [];
       for (let i = 0; i < drafts.length; i += this.options.embedBatch) {
         progress("embedding", i, drafts.length);
         const batch = drafts.slice(i, i + this.options.embedBatch).map((d) => d.text);
         vectors.push(...(await this.deps.engine.embed(model, batch, signal)).vectors);
       }
+      lap("embedMs");
       progress("storing", drafts.length, drafts.length);
       const sealed: SealedChunk[] = drafts.map((draft, i) => {
         const id = newId("chk_");
@@ -155,7 +168,8 @@ export class Indexer {
       if (!this.deps.documents.getById(document.id)) return; // deleted meanwhile
       this.deps.chunks.commitDocument(document.id, sealed, parsed.pageCount, nowSeconds());
       await this.deps.indexes.addChunks(corpusId, drafts.map((d, i) => ({ id: sealed[i]!.id, documentId: document.id, text: d.text, vector: vectors[i]! })));
-      this.deps.events.publish(corpusId, { type: "document.status", documentId: document.id, status: "indexed", error: null, chunkCount: sealed.length });
+      lap("storeMs");
+      this.deps.events.publish(corpusId, { type: "document.status", documentId: document.id, status: "indexed", error: null, chunkCount: sealed.length, timings });
     } finally {
       tokenizer.release();
     }

@@ -35,8 +35,8 @@ export interface EvalResult {
   chunks: number;
   questions: number;
   scores: ModeScore[];
-  /** Best vector similarity for answerable vs unanswerable questions (relevance gate tuning). */
-  gate: { answerable: number[]; unanswerable: number[] };
+  /** Vector similarities of the best and the 10th hit, for answerable vs unanswerable questions (relevance gate tuning). */
+  gate: { answerable: [number, number][]; unanswerable: [number, number][] };
   indexSeconds: number;
 }
 
@@ -87,13 +87,16 @@ export async function runRetrievalEval(options: { modelPath: string; modelName: 
     if (ready.document_counts.failed > 0) throw new Error(`${ready.document_counts.failed} eval documents failed to index`);
     const answerable = questions.filter((q) => q.doc && q.evidence);
     const scores: ModeScore[] = [];
-    const gate = { answerable: [] as number[], unanswerable: [] as number[] };
+    const gate = { answerable: [] as [number, number][], unanswerable: [] as [number, number][] };
     for (const mode of ["vector", "keyword", "hybrid"] as Mode[]) {
       const perQuestion: { q: EvalQuestion; recall: number; ndcg: number }[] = [];
       for (const q of questions) {
         const res = await t.call("POST", `/v1/rag/corpora/${corpus.id}/search`, { query: q.question, top_k: 10, search: mode });
         if (res.status !== 200) throw new Error(`search failed: ${JSON.stringify(res.json)}`);
-        if (mode === "vector") (q.doc ? gate.answerable : gate.unanswerable).push(res.json.best_similarity ?? -1);
+        if (mode === "vector") {
+          const scores = (res.json.data as { score: number }[]).map((h) => h.score);
+          (q.doc ? gate.answerable : gate.unanswerable).push([scores[0] ?? -1, scores.at(-1) ?? -1]);
+        }
         if (!q.doc || !q.evidence) continue;
         const hits = res.json.data as { filename: string; text: string }[];
         const rank = hits.findIndex((h) => h.filename === q.doc && isRelevant(h.text, q.evidence!));
@@ -125,8 +128,14 @@ export function formatEval(result: EvalResult): string {
     "|---|---|---|---|---|---|",
     ...result.scores.map((s) => `| ${s.mode} | ${pct(s.recallAt5)} | ${pct(s.ndcgAt10)} | ${pct(s.byGroup.en!.recallAt5)} | ${pct(s.byGroup.ms!.recallAt5)} | ${pct(s.byGroup["cross-lingual"]!.recallAt5)} (n=${s.byGroup["cross-lingual"]!.n}) |`),
   ];
-  const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b).map((x) => x.toFixed(2)).join(" ");
-  lines.push(`\nBest vector similarity — answerable: min ${Math.min(...result.gate.answerable).toFixed(2)}, unanswerable: ${sorted(result.gate.unanswerable)}`);
+  const describe = (pairs: [number, number][]) => {
+    const best = pairs.map((p) => p[0]).sort((a, b) => a - b);
+    const gap = pairs.map((p) => p[0] - p[1]).sort((a, b) => a - b);
+    const q = (xs: number[], f: number) => xs[Math.min(xs.length - 1, Math.floor(f * xs.length))]!.toFixed(3);
+    return `best similarity min/p10/median ${q(best, 0)}/${q(best, 0.1)}/${q(best, 0.5)}; best-minus-10th min/p10/median ${q(gap, 0)}/${q(gap, 0.1)}/${q(gap, 0.5)}`;
+  };
+  lines.push(`\nRelevance gate data — answerable: ${describe(result.gate.answerable)}`);
+  lines.push(`unanswerable: ${describe(result.gate.unanswerable)} (all: ${result.gate.unanswerable.map((p) => `${p[0].toFixed(3)}/${(p[0] - p[1]).toFixed(3)}`).join(" ")})`);
   return lines.join("\n");
 }
 

@@ -119,7 +119,14 @@ export function corporaRoutes({ corpora, documents, events, upload }: CorporaRou
           await sse.send({ object: "rag.document.progress", document_id: event.documentId, stage: event.stage, done: event.done, total: event.total });
           return;
         }
-        await sse.send({ object: "rag.document.status", document_id: event.documentId, status: event.status, error: event.error, chunk_count: event.chunkCount });
+        const timings = event.timings && {
+          parse_ms: Math.round(event.timings.parseMs),
+          chunk_ms: Math.round(event.timings.chunkMs),
+          embed_ms: Math.round(event.timings.embedMs),
+          store_ms: Math.round(event.timings.storeMs),
+          pages: event.timings.pages,
+        };
+        await sse.send({ object: "rag.document.status", document_id: event.documentId, status: event.status, error: event.error, chunk_count: event.chunkCount, ...(timings ? { timings } : {}) });
         await snapshot();
       });
     });

@@ -12,13 +12,15 @@ import { lineSpans, type MeasuredSpan, type TextSpan } from "./text-span.js";
 export interface Unit extends MeasuredSpan {
   /** Index of the block in `ctx.outline.blocks`. */
   block: number;
+  /** The unit is (part of) a heading: chunks may start at it but never end right after it. */
   heading: boolean;
 }
 
-/** Block `index` as a single unit. */
-export function wholeBlock(ctx: ChunkContext, index: number): Unit {
-  const block = ctx.outline.blocks[index]!;
-  return unit(ctx, block, index, ctx.meter.piece(ctx.outline.blockText(index)));
+/** Block `index` as a single unit when it fits in `maxTokens`, else `splitBlock`'s units. */
+export function blockUnits(ctx: ChunkContext, index: number): Unit[] {
+  const tokens = ctx.meter.piece(ctx.outline.blockText(index));
+  if (tokens + ctx.meter.overhead > ctx.options.maxTokens) return splitBlock(ctx, index);
+  return [unit(ctx, ctx.outline.blocks[index]!, index, tokens)];
 }
 
 /**
@@ -42,11 +44,6 @@ export function splitBlock(ctx: ChunkContext, index: number): Unit[] {
     }
   }
   return units;
-}
-
-/** Whether block `index` fits in one chunk on its own. */
-export function blockFits(ctx: ChunkContext, index: number): boolean {
-  return ctx.meter.overhead + ctx.meter.piece(ctx.outline.blockText(index)) <= ctx.options.maxTokens;
 }
 
 /** Estimated tokens of runs of consecutive units, from prefix sums. */

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { chunkDocument } from "./chunk-document.js";
-import { assertValidChunks, englishReport, fakeDeps, h, makeDocument, malayReport, options, p } from "./test-documents.js";
+import { assertValidChunks, englishReport, fakeCountTokens, fakeDeps, fakeEmbed, h, makeDocument, malayReport, options, p } from "../../../test/helpers/chunking-documents.js";
 import type { ChunkingStrategy } from "./types.js";
 
 const STRATEGIES: ChunkingStrategy[] = ["semantic", "fixed", "paragraph"];
@@ -118,14 +118,41 @@ describe("chunkDocument", () => {
     await assert.rejects(chunkDocument(doc, options("semantic", { targetTokens: 200, maxTokens: 100 }), fakeDeps()), RangeError);
     await assert.rejects(chunkDocument(doc, options("paragraph", { maxTokens: 0 }), fakeDeps()), RangeError);
     await assert.rejects(chunkDocument(doc, options("fixed", { overlapTokens: -1 }), fakeDeps()), RangeError);
-    const heavy = { countTokens: (t: string) => 4 + t.length, embed: fakeDeps().embed };
+    const heavy = { countTokens: (t: string) => 4 + t.length, embed: fakeEmbed };
     await assert.rejects(chunkDocument(doc, options("fixed", { maxTokens: 4, targetTokens: 4, overlapTokens: 0 }), heavy), /no room/);
+  });
+
+  it("keeps the contract on random documents, sizes and tokenizers", async () => {
+    let seed = 42;
+    const rand = (n: number): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    const vocab = ["banjir", "Kelantan", "harga", "sawit", "Dr.", "Sdn.", "Bhd.", "No.", "5,", "x".repeat(70), "日本語のテキスト", "😀😀", "river", "(RM)", "3.5"];
+    const sentence = () => `${Array.from({ length: 1 + rand(25) }, () => vocab[rand(vocab.length)]).join(" ")}${[".", "?", "!", ""][rand(4)]}`;
+    const kinds = ["paragraph", "paragraph", "heading", "list", "table", "code"] as const;
+    // Additive, and BOS/EOS plus a token per line break: sums under-count whole chunks.
+    const tokenizers = [fakeCountTokens, (t: string) => 2 + Math.ceil(t.replace(/\s+/gu, " ").length / 4) + (t.match(/\n/gu)?.length ?? 0)];
+    for (let round = 0; round < 150; round++) {
+      const specs = Array.from({ length: 1 + rand(12) }, () => {
+        const kind = kinds[rand(kinds.length)]!;
+        const text = Array.from({ length: 1 + rand(kind === "heading" ? 1 : 8) }, sentence).join(kind === "paragraph" || kind === "heading" ? " " : "\n");
+        return { kind, text, level: 1 + rand(4), page: 1 + rand(3) };
+      });
+      const doc = makeDocument(specs.sort((a, b) => a.page - b.page), rand(2) === 0 ? "pdf" : "md");
+      const maxTokens = 12 + rand(80);
+      const targetTokens = 4 + rand(maxTokens - 3);
+      const countTokens = tokenizers[round % 2]!;
+      for (const strategy of STRATEGIES) {
+        const opts = { strategy, maxTokens, targetTokens, overlapTokens: rand(targetTokens) };
+        const chunks = await chunkDocument(doc, opts, { countTokens, embed: fakeEmbed });
+        for (const c of chunks) assert.equal(c.tokenCount, countTokens(c.text));
+        assert.ok(chunks.length > 0, `round ${round} ${strategy}`);
+      }
+    }
   });
 
   it("never exceeds maxTokens with a tokenizer whose counts are not additive", async () => {
     // BOS + EOS on every call, and a token per line break: piece sums under-count chunks.
     const countTokens = (t: string) => 2 + (t.match(/\S+/gu)?.length ?? 0) + (t.match(/\n/gu)?.length ?? 0);
-    const deps = { countTokens, embed: fakeDeps().embed };
+    const deps = { countTokens, embed: fakeEmbed };
     for (const strategy of STRATEGIES) {
       const doc = malayReport();
       const opts = options(strategy, { maxTokens: 30, targetTokens: 30, overlapTokens: 5 });

@@ -62,7 +62,7 @@ function pack(text: string, units: TextSpan[], budget: number, meter: TokenMeter
       count = good;
     }
     if (count === 0) {
-      out.push(...fitSpan(text, units[i]!, budget, meter, lower));
+      for (const piece of fitSpan(text, units[i]!, budget, meter, lower)) out.push(piece);
       i++;
       continue;
     }

@@ -62,11 +62,11 @@ function documentWords(ctx: ChunkContext): Unit[] {
     for (const word of wordSpans(outline.text, block)) {
       const tokens = meter.piece(outline.text.slice(word.start, word.end));
       if (tokens + meter.overhead <= options.targetTokens) {
-        words.push({ ...word, tokens, block: index, heading });
+        words.push({ start: word.start, end: word.end, tokens, block: index, heading });
         continue;
       }
       for (const piece of fitSpan(outline.text, word, options.targetTokens, meter, "char")) {
-        words.push({ ...piece, tokens: Math.max(0, piece.tokens - meter.overhead), block: index, heading });
+        words.push({ start: piece.start, end: piece.end, tokens: Math.max(0, piece.tokens - meter.overhead), block: index, heading });
       }
     }
   });

@@ -5,7 +5,7 @@
  * into word runs; otherwise nothing is ever split.
  */
 import type { ParsedDocument } from "../ingest/types.js";
-import { blockFits, splitBlock, UnitCosts, wholeBlock, type Unit } from "./block-units.js";
+import { blockUnits, UnitCosts, type Unit } from "./block-units.js";
 import { buildChunks } from "./chunk-builder.js";
 import { createChunkContext, type ChunkContext } from "./chunk-context.js";
 import type { TextSpan } from "./text-span.js";
@@ -24,7 +24,7 @@ export function paragraphChunker(doc: ParsedDocument, options: ChunkOptions, dep
 }
 
 function paragraphSpans(ctx: ChunkContext): TextSpan[] {
-  const units: Unit[] = ctx.outline.blocks.flatMap((_, i) => (blockFits(ctx, i) ? [wholeBlock(ctx, i)] : splitBlock(ctx, i)));
+  const units: Unit[] = ctx.outline.blocks.flatMap((_, i) => blockUnits(ctx, i));
   const costs = new UnitCosts(ctx, units);
   const { targetTokens, maxTokens } = ctx.options;
   const spans: TextSpan[] = [];

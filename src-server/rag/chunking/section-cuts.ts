@@ -1,7 +1,8 @@
 /**
  * Where to cut one section (a heading and the units under it) into chunks, given the
- * semantic distance at each gap: at topic shifts once a chunk has some substance, at the
- * best gap before a chunk outgrows its target, never after a heading, never past the limit.
+ * semantic distance at each gap: at topic shifts (peaks of distance at or above a threshold)
+ * once a chunk has some substance, at the best gap before a chunk outgrows its target,
+ * never right after a heading, never past the limit.
  */
 import type { UnitCosts } from "./block-units.js";
 
@@ -13,7 +14,7 @@ export interface CutLimits {
   targetTokens: number;
   /** Hard limit (estimated; `buildChunks` enforces it exactly). */
   maxTokens: number;
-  /** Distances above this are topic shifts. */
+  /** Distances at or above this that are also local peaks are topic shifts. */
   threshold: number;
 }
 
@@ -37,7 +38,7 @@ export function sectionCuts(costs: UnitCosts, distances: readonly (number | null
   };
   for (let i = 1; i < units.length; i++) {
     const distance = distances[i] ?? null;
-    if (allowed(i) && distance !== null && distance > limits.threshold && costs.cost(start, i - 1) >= limits.minTokens) {
+    if (allowed(i) && distance !== null && distance >= limits.threshold && isPeak(distances, i) && costs.cost(start, i - 1) >= limits.minTokens) {
       cutBefore(i);
       continue;
     }
@@ -74,6 +75,16 @@ function bestCut(costs: UnitCosts, distances: readonly (number | null)[], minTok
     if (score >= bestScore) [best, bestScore] = [j, score];
   }
   return best;
+}
+
+/**
+ * Whether the distance at gap `i` is at least its neighbours'. Averaging windows make
+ * distances rise and fall around a topic shift; cutting at the peak, not at the first
+ * gap over the threshold, keeps the sentence next to the shift on the right side.
+ */
+function isPeak(distances: readonly (number | null)[], i: number): boolean {
+  const d = distances[i] ?? Number.NEGATIVE_INFINITY;
+  return d >= (distances[i - 1] ?? Number.NEGATIVE_INFINITY) && d >= (distances[i + 1] ?? Number.NEGATIVE_INFINITY);
 }
 
 function lastAllowed(start: number, i: number, allowed: (j: number) => boolean): number | null {

@@ -6,7 +6,7 @@
  * are cut where neighbouring sentences drift furthest apart, relative to the document.
  */
 import type { ParsedDocument } from "../ingest/types.js";
-import { blockFits, splitBlock, UnitCosts, wholeBlock, type Unit } from "./block-units.js";
+import { blockUnits, splitBlock, UnitCosts, type Unit } from "./block-units.js";
 import { buildChunks } from "./chunk-builder.js";
 import { createChunkContext, type ChunkContext } from "./chunk-context.js";
 import { sectionCuts } from "./section-cuts.js";
@@ -14,7 +14,7 @@ import { gapDistances, percentile } from "./semantic-breakpoints.js";
 import type { TextSpan } from "./text-span.js";
 import type { ChunkDraft, ChunkerDeps, ChunkOptions } from "./types.js";
 
-/** Distances above this percentile of the document's distances are topic shifts. */
+/** Distances at or above this percentile of the document's distances may be topic shifts. */
 const BREAKPOINT_PERCENTILE = 90;
 /** Sentences averaged on each side of a gap before comparing. */
 const DISTANCE_WINDOW = 2;
@@ -43,7 +43,8 @@ export async function semanticChunker(doc: ParsedDocument, options: ChunkOptions
   const distances = sections.map((costs, s) =>
     gapDistances(costs.units.map((u) => (wanted[s] && !u.heading ? vectors[next++]! : null)), DISTANCE_WINDOW),
   );
-  const threshold = percentile(distances.flat().filter((d): d is number => d !== null), BREAKPOINT_PERCENTILE);
+  const known = distances.flat().filter((d): d is number => d !== null);
+  const threshold = breakpointThreshold(known);
 
   const spans: TextSpan[] = [];
   sections.forEach((costs, s) => {
@@ -63,16 +64,27 @@ export async function semanticChunker(doc: ParsedDocument, options: ChunkOptions
 function sectionUnits(ctx: ChunkContext): Unit[][] {
   const sections: Unit[][] = [];
   let current: Unit[] = [];
+  let hasContent = false;
   ctx.outline.blocks.forEach((block, i) => {
-    if (block.kind === "heading" && current.some((u) => !u.heading)) {
+    if (block.kind === "heading" && hasContent) {
       sections.push(current);
       current = [];
+      hasContent = false;
     }
-    if (block.kind === "paragraph" || !blockFits(ctx, i)) current.push(...splitBlock(ctx, i));
-    else current.push(wholeBlock(ctx, i));
+    hasContent ||= block.kind !== "heading";
+    for (const unit of block.kind === "paragraph" ? splitBlock(ctx, i) : blockUnits(ctx, i)) current.push(unit);
   });
   if (current.length > 0) sections.push(current);
   return sections;
+}
+
+/**
+ * The `BREAKPOINT_PERCENTILE`th percentile of the document's distances, or Infinity (no
+ * topic shifts) when it is no higher than the median: evenly spread distances mark none.
+ */
+function breakpointThreshold(distances: number[]): number {
+  const threshold = percentile(distances, BREAKPOINT_PERCENTILE);
+  return threshold > percentile(distances, 50) ? threshold : Number.POSITIVE_INFINITY;
 }
 
 async function embedAll(deps: ChunkerDeps, texts: string[]): Promise<Float32Array[]> {
@@ -81,7 +93,7 @@ async function embedAll(deps: ChunkerDeps, texts: string[]): Promise<Float32Arra
     const batch = texts.slice(i, i + EMBED_BATCH);
     const vectors = await deps.embed(batch);
     if (vectors.length !== batch.length) throw new Error(`embed returned ${vectors.length} vectors for ${batch.length} texts`);
-    out.push(...vectors);
+    for (const vector of vectors) out.push(vector);
   }
   return out;
 }

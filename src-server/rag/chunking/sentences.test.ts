@@ -42,8 +42,18 @@ describe("sentenceSpans", () => {
     assert.deepEqual(split("Ya. Saya setuju dengan cadangan itu. 1. Langkah pertama."), ["Ya. Saya setuju dengan cadangan itu.", "1. Langkah pertama."]);
   });
 
-  it("never glues across a line break (list items, headings)", () => {
-    assert.deepEqual(split("Ringkasan\n1. Pertama.\n2. Kedua.\nDr.\nAhmad"), ["Ringkasan", "1. Pertama.", "2. Kedua.", "Dr.", "Ahmad"]);
+  it("joins wrapped lines but never glues across a blank line", () => {
+    assert.deepEqual(split("The river rose\nafter the storm. Nobody\r\nwas hurt."), ["The river rose\nafter the storm.", "Nobody\r\nwas hurt."]);
+    assert.deepEqual(split("Ringkasan.\n1. Pertama.\n\nDr.\n\nAhmad"), ["Ringkasan.", "1. Pertama.", "Dr.", "Ahmad"]);
+    assert.deepEqual(split("Dr.\nAhmad datang. Ya.\nSaya setuju."), ["Dr.\nAhmad datang.", "Ya.", "Saya setuju."]);
+  });
+
+  it("stays linear on long runs of wrapped lines without punctuation", () => {
+    const text = Array.from({ length: 5000 }, (_, i) => `baris ${i} tanpa tanda baca sama sekali`).join("\n");
+    const began = performance.now();
+    const spans = sentenceSpans(text);
+    assert.ok(performance.now() - began < 1000);
+    assert.deepEqual(spans, [{ start: 0, end: text.length }]);
   });
 
   it("returns nothing for blank text and one span for text without punctuation", () => {

@@ -13,7 +13,8 @@ const MIN_SENTENCE_CHARS = 4;
 
 /**
  * Abbreviations that end in a full stop without ending the sentence, lower-case, without
- * the dot. English and Malay titles, company forms, addresses and reference words.
+ * the dot. English and Malay titles, company forms, addresses and reference words. A single
+ * capital letter ("A." in "A. Samad Said") counts as an initial and is handled the same way.
  * Words that often end a sentence ("etc", "dll", "dsb") are deliberately absent.
  */
 const ABBREVIATIONS: ReadonlySet<string> = new Set([
@@ -27,18 +28,24 @@ const ABBREVIATIONS: ReadonlySet<string> = new Set([
   "en", "cik", "yb", "ybhg", "yab", "ir", "ts", "sek", "tkt", "lwn", "faks", "sk", "smk",
 ]);
 
-/** The last word before a final full stop, e.g. "Bhd" in "ABC Sdn. Bhd." or "e.g" in "see e.g.". */
-const LAST_WORD = /(?:^|[\s("'[“‘])([\p{L}][\p{L}.]*)\.$/u;
+/** Characters of an abbreviation, dots included ("e.g", "i.e"). */
+const WORD_CHAR = /[\p{L}.]/u;
 
-/** An initial such as "A." in "A. Samad Said" or "J." in "J. R. R. Tolkien". */
-const INITIAL = /(?:^|\s)\p{Lu}\.$/u;
+/** What may precede an abbreviation. */
+const OPENER = /[\s("'[\u201c\u2018]/u;
+
+/** Punctuation that ends a sentence, possibly followed by closing quotes or brackets. */
+const TERMINAL = /[.!?\u2026\u3002\uff01\uff1f]["'\u2019\u201d)\]]*$/u;
+
+/** Line and paragraph separators (a blank line counts two). */
+const LINE_BREAK = /\r\n|[\n\r\u2028\u2029]/gu;
 
 /**
  * Sentence spans of `text`, each trimmed of surrounding whitespace, in order, as offsets
  * into `text` plus `offset` (pass a block's start to get document offsets).
- * Segments are merged into the following one when they are very short or end with a
- * known abbreviation or an initial, unless a line break separates them (list items,
- * headings and table rows stay apart).
+ * Segments are merged into the following one when they end with a known abbreviation or
+ * an initial, when they are very short, or when only a single line break follows a
+ * segment without closing punctuation (a wrapped line). A blank line always ends a sentence.
  */
 export function sentenceSpans(text: string, offset = 0): TextSpan[] {
   const raw: TextSpan[] = [];
@@ -62,12 +69,29 @@ export function sentenceSpans(text: string, offset = 0): TextSpan[] {
   return out;
 }
 
-/** Whether the sentence so far (`span`, possibly several glued segments) continues into `next`. */
+/**
+ * Whether the sentence so far (`span`, possibly several glued segments) continues into
+ * `next`. Only the end of the sentence is looked at, so long glued runs stay linear.
+ */
 function gluesToNext(text: string, span: TextSpan, next: TextSpan): boolean {
-  if (/[\r\n\u2029]/u.test(text.slice(span.end, next.start))) return false;
-  const sentence = text.slice(span.start, span.end);
-  if (sentence.length < MIN_SENTENCE_CHARS) return true;
-  if (INITIAL.test(sentence)) return true;
-  const word = LAST_WORD.exec(sentence)?.[1];
-  return word !== undefined && ABBREVIATIONS.has(word.toLowerCase());
+  const breaks = text.slice(span.end, next.start).match(LINE_BREAK)?.length ?? 0;
+  if (breaks > 1) return false;
+  const word = wordBeforeFullStop(text, span);
+  const abbreviated = word !== null && (ABBREVIATIONS.has(word.toLowerCase()) || /^\p{Lu}$/u.test(word));
+  // ICU ends a sentence at every line break; inside a block a single one is usually a wrapped line.
+  if (breaks === 1) return abbreviated || !TERMINAL.test(text.slice(Math.max(span.start, span.end - 8), span.end));
+  return abbreviated || span.end - span.start < MIN_SENTENCE_CHARS;
+}
+
+/**
+ * The word right before the full stop that ends `span` ("Bhd" in "ABC Sdn. Bhd.", "e.g" in
+ * "see e.g."), if it starts the span or follows a space or an opening bracket or quote.
+ */
+function wordBeforeFullStop(text: string, span: TextSpan): string | null {
+  if (text.charAt(span.end - 1) !== ".") return null;
+  let i = span.end - 1;
+  while (i > span.start && WORD_CHAR.test(text.charAt(i - 1))) i--;
+  if (i === span.end - 1 || !/\p{L}/u.test(text.charAt(i))) return null;
+  if (i > span.start && !OPENER.test(text.charAt(i - 1))) return null;
+  return text.slice(i, span.end - 1);
 }

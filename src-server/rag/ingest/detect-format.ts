@@ -3,7 +3,7 @@
  * HTML markers) and its extension. Content wins for binary formats; text formats
  * need both text content and a text extension.
  */
-import { hasZipSignature, readZipDirectory } from "./read-zip-directory.js";
+import { hasZipSignature, localEntryNames, readZipDirectory } from "./read-zip-directory.js";
 import type { DocumentFormat } from "./types.js";
 
 const TEXT_EXTENSIONS: Record<string, DocumentFormat> = {
@@ -18,6 +18,7 @@ const TEXT_EXTENSIONS: Record<string, DocumentFormat> = {
   xhtml: "html",
 };
 const BINARY_EXTENSIONS: Record<string, DocumentFormat> = { pdf: "pdf", docx: "docx" };
+const DOCX_MAIN_PART = "word/document.xml";
 
 /** Signatures of common binary files that must never pass as text. */
 const BINARY_SIGNATURES: number[][] = [
@@ -45,13 +46,15 @@ const MAX_CONTROL_RATIO = 0.01;
  * The document's format, or null when it is not one Pustaka parses.
  *
  * - `%PDF-` in the first KiB → pdf; a ZIP whose directory lists `word/document.xml` → docx,
- *   whatever the name says (a PDF named `.docx` is a PDF).
+ *   whatever the name says (a PDF named `.docx` is a PDF). Given only the start of a file
+ *   (the ZIP directory is at its end), local file headers are read instead.
  * - Other binary content (images, executables, other archives, NUL bytes) → null,
  *   whatever the name says.
  * - Text starting like an HTML document (`<!doctype html`, `<html`, `<head`, `<body`) → html;
  *   other text → the format its extension names (txt, md, html), else null.
  * - An empty file → the extension's format, so parsing reports `empty_document`.
- * - A ZIP named `.docx` whose directory cannot be read → docx, so parsing reports it corrupt.
+ * - A ZIP named `.docx` whose directory cannot be read and whose local headers do not show
+ *   `word/document.xml` → docx, so parsing reports it (as corrupt, or not a Word document).
  */
 export function detectFormat(bytes: Uint8Array, filename: string): DocumentFormat | null {
   const extension = /\.([a-z0-9]+)$/i.exec(filename)?.[1]?.toLowerCase() ?? "";
@@ -60,8 +63,9 @@ export function detectFormat(bytes: Uint8Array, filename: string): DocumentForma
   if (isPdf(bytes)) return "pdf";
   if (hasZipSignature(bytes)) {
     const entries = readZipDirectory(bytes);
-    if (entries?.some((e) => e.name === "word/document.xml")) return "docx";
-    return entries === null && byExtension === "docx" ? "docx" : null;
+    if (entries) return entries.some((e) => e.name === DOCX_MAIN_PART) ? "docx" : null;
+    // No readable directory: only the start of the file was given, or it is truncated.
+    return localEntryNames(bytes).includes(DOCX_MAIN_PART) || byExtension === "docx" ? "docx" : null;
   }
   if (!isText(bytes)) return null;
   if (looksLikeHtml(bytes)) return "html";
@@ -96,7 +100,6 @@ function hasBom(bytes: Uint8Array, signature: number[]): boolean {
 function looksLikeHtml(bytes: Uint8Array): boolean {
   const head = decodeHead(bytes.subarray(0, 4096));
   const start = head
-    .replace(/^\uFEFF/, "")
     .replace(/^(?:\s+|<!--[\s\S]*?-->|<\?xml[^>]*\?>)*/, "")
     .toLowerCase();
   return /^<(?:!doctype\s+html|html|head|body)[\s>/]/.test(start);
@@ -105,5 +108,5 @@ function looksLikeHtml(bytes: Uint8Array): boolean {
 function decodeHead(bytes: Uint8Array): string {
   if (hasBom(bytes, [0xff, 0xfe])) return new TextDecoder("utf-16le").decode(bytes);
   if (hasBom(bytes, [0xfe, 0xff])) return new TextDecoder("utf-16be").decode(bytes);
-  return new TextDecoder("latin1").decode(bytes);
+  return new TextDecoder("utf-8").decode(bytes); // not fatal; drops a UTF-8 BOM
 }

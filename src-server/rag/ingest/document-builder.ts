@@ -73,3 +73,11 @@ export class DocumentBuilder {
     };
   }
 }
+
+/**
+ * Runs a synchronous parser step as a promise: a throw becomes a rejection, so
+ * callers of `(bytes) => Promise<ParsedDocument>` never see a synchronous throw.
+ */
+export function promiseOf<T>(compute: () => T): Promise<T> {
+  return new Promise((resolve) => resolve(compute()));
+}

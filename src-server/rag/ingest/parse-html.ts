@@ -4,6 +4,7 @@
  * like any Markdown document.
  */
 import { decodeText, normalizeNewlines } from "./decode-text.js";
+import { promiseOf } from "./document-builder.js";
 import { htmlToMarkdown } from "./html-to-markdown.js";
 import { measureHtmlDepth } from "./measure-html-depth.js";
 import { markdownToDocument } from "./parse-markdown.js";
@@ -17,7 +18,7 @@ export const MAX_HTML_DEPTH = 1000;
 
 /** Parses an HTML file; the title comes from `<title>`, else the first `<h1>`. */
 export function parseHtml(bytes: Uint8Array): Promise<ParsedDocument> {
-  return Promise.resolve(htmlToDocument(decodeHtml(bytes), "html"));
+  return promiseOf(() => htmlToDocument(decodeHtml(bytes), "html"));
 }
 
 /**

@@ -3,13 +3,13 @@
  * (headings with levels, paragraphs, lists, tables, code).
  */
 import { decodeText } from "./decode-text.js";
-import { DocumentBuilder } from "./document-builder.js";
+import { DocumentBuilder, promiseOf } from "./document-builder.js";
 import { splitMarkdown } from "./split-markdown.js";
 import type { DocumentFormat, ParsedDocument } from "./types.js";
 
 /** Parses a Markdown file; the title is the first level-1 heading, if any. */
 export function parseMarkdown(bytes: Uint8Array): Promise<ParsedDocument> {
-  return Promise.resolve(markdownToDocument(decodeText(bytes).text, { format: "md" }));
+  return promiseOf(() => markdownToDocument(decodeText(bytes).text, { format: "md" }));
 }
 
 export interface MarkdownDocumentOptions {

@@ -81,6 +81,21 @@ export function entryDataOffset(bytes: Uint8Array, entry: ZipEntry): number | nu
   return start + entry.compressedSize <= data.byteLength ? start : null;
 }
 
+/**
+ * Names from the local file headers found in `bytes`, for when only the start of an
+ * archive is at hand (the directory is at the end). Scans for the header signature,
+ * so entries written with data descriptors are found too.
+ */
+export function localEntryNames(bytes: Uint8Array, max = 64): string[] {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const names: string[] = [];
+  for (let at = buffer.indexOf("PK\x03\x04", 0, "latin1"); at !== -1 && at + 30 <= buffer.length && names.length < max; at = buffer.indexOf("PK\x03\x04", at + 4, "latin1")) {
+    const length = buffer.readUInt16LE(at + 26);
+    if (at + 30 + length <= buffer.length) names.push(buffer.toString("utf8", at + 30, at + 30 + length));
+  }
+  return names;
+}
+
 function findEndRecord(data: DataView): number {
   // The end record is 22 bytes plus a comment of at most 65535 bytes.
   const last = data.byteLength - 22;

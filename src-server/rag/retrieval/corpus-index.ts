@@ -45,7 +45,8 @@ interface Row {
   id: string;
   document_id: string;
   text: string;
-  vector: number[];
+  /** Float32Array goes to Arrow as is: no per-number JS arrays for 100k-chunk corpora. */
+  vector: Float32Array;
 }
 
 export class CorpusIndex {
@@ -77,7 +78,7 @@ export class CorpusIndex {
   /** Adds chunks; the full-text index is refreshed once enough rows are unindexed. */
   async add(chunks: IndexedChunk[], optimize = true): Promise<void> {
     if (chunks.length === 0) return;
-    const rows: Row[] = chunks.map((c) => ({ id: c.id, document_id: c.documentId, text: c.text, vector: Array.from(c.vector) }));
+    const rows: Row[] = chunks.map((c) => ({ id: c.id, document_id: c.documentId, text: c.text, vector: c.vector }));
     if (!this.table) {
       this.table = await this.db.createTable(this.name, rows as unknown as Record<string, unknown>[]);
       await this.table.createIndex("text", { config: FTS });
@@ -117,7 +118,7 @@ export class CorpusIndex {
   }
 
   private async vectorSearch(vector: Float32Array, limit: number, where: string | undefined): Promise<SearchHit[]> {
-    let query = this.table!.vectorSearch(Array.from(vector)).distanceType("cosine").select(["id", "document_id"]).limit(limit);
+    let query = this.table!.vectorSearch(vector).distanceType("cosine").select(["id", "document_id", "_distance"]).limit(limit);
     if (where) query = query.where(where);
     const rows = (await query.toArray()) as { id: string; document_id: string; _distance: number }[];
     return rows.map((r) => ({ chunkId: r.id, documentId: r.document_id, score: 1 - r._distance, similarity: 1 - r._distance }));

@@ -3,9 +3,9 @@
  * documents with exact offsets, a deterministic tokenizer and a deterministic embedder.
  */
 import assert from "node:assert/strict";
-import type { Block, DocumentFormat, ParsedDocument } from "../ingest/types.js";
-import { assertChunkInvariants } from "./chunk-invariants.js";
-import type { ChunkDraft, ChunkerDeps, ChunkOptions } from "./types.js";
+import type { Block, DocumentFormat, ParsedDocument } from "../../src-server/rag/ingest/types.js";
+import { assertChunkInvariants } from "../../src-server/rag/chunking/chunk-invariants.js";
+import type { ChunkDraft, ChunkerDeps, ChunkOptions } from "../../src-server/rag/chunking/types.js";
 
 /** A block before offsets are known. */
 export type BlockSpec = Omit<Block, "start" | "end" | "page"> & { page?: number | null };
