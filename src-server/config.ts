@@ -81,8 +81,16 @@ export const ConfigSchema = z
         embedBatch: positiveInt.max(2048).default(32),
         /** Time one document may take to parse before it fails (hostile input). */
         parseTimeoutSeconds: positiveInt.default(60),
-        /** Retrieved chunks less similar than this (cosine), and not keyword matches, are not used. */
+        /**
+         * Below this cosine similarity of the closest chunk, the corpus is taken to hold
+         * nothing relevant and the answer says so. Model-dependent: 0.2 only catches
+         * clearly off-topic questions with normalised models; tune per embedding model.
+         */
         minSimilarity: z.number().min(-1).max(1).default(0.2),
+        /** Hybrid search: `convex` (normalised scores, weighted) or `rrf` (reciprocal rank fusion). */
+        hybridFusion: z.enum(["convex", "rrf"]).default("convex"),
+        /** Convex fusion: weight of the vector list, 0–1 (the keyword list gets the rest). */
+        hybridVectorWeight: z.number().min(0).max(1).default(0.7),
       })
       .prefault({}),
     security: z

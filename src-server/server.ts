@@ -168,6 +168,7 @@ function composeRag(config: Config, db: ReturnType<typeof openDatabase>, registr
     engine,
     defaultChatModel: config.models.defaultChat,
     minSimilarity: config.rag.minSimilarity,
+    fusion: { method: config.rag.hybridFusion, vectorWeight: config.rag.hybridVectorWeight },
   });
   corpora.purgeExpiredKeys();
   return {

@@ -12,7 +12,8 @@ export interface PromptSource {
   text: string;
 }
 
-const MALAY_MARKERS = /\b(apa|apakah|bagaimana|berapa|siapa|bila|bilakah|mengapa|kenapa|adakah|manakah|yang|dan|untuk|dalam|kepada|ialah|tahun|berapakah|di mana)\b/gi;
+const MALAY_MARKERS =
+  /\b(apa|apakah|bagaimana|bagaimanakah|berapa|berapakah|siapa|siapakah|bila|bilakah|mengapa|mengapakah|kenapa|adakah|manakah|di mana|yang|dan|untuk|dalam|kepada|ialah|adalah|tahun|tidak|boleh|dengan|oleh|pada|ini|itu|sahaja|juga)\b/gi;
 
 /** Rough language guess for canned replies: Malay when enough Malay function words appear. */
 export function looksMalay(text: string): boolean {

@@ -13,7 +13,7 @@ import type { DocumentStore } from "../../store/document-store.js";
 import { openContent } from "../chunk-codec.js";
 import type { CorpusService } from "../corpus-service.js";
 import type { CorpusIndexes } from "../retrieval/corpus-indexes.js";
-import type { SearchMode } from "../retrieval/corpus-index.js";
+import type { HybridFusion, SearchMode } from "../retrieval/corpus-index.js";
 import { groundedMessages, notInCorpusAnswer } from "./grounded-prompt.js";
 
 export interface QueryInput {
@@ -66,8 +66,9 @@ export interface QueryServiceDeps {
   registry: ModelRegistry;
   engine: InferenceEngine;
   defaultChatModel: string;
-  /** Below this cosine similarity, and with no keyword match, a hit is not relevant. */
+  /** Below this cosine similarity of the closest chunk, nothing is relevant. */
   minSimilarity: number;
+  fusion: HybridFusion;
 }
 
 export class QueryService {
@@ -94,7 +95,7 @@ export class QueryService {
     }
     const documentIds = input.filter && Object.keys(input.filter).length > 0 ? this.deps.documents.idsMatching(corpusId, input.filter) : undefined;
     const index = await this.deps.indexes.get(corpusId);
-    const hits = await index.search({ mode: input.search, text: input.question, vector, topK: input.topK, documentIds });
+    const hits = await index.search({ mode: input.search, text: input.question, vector, topK: input.topK, documentIds, fusion: this.deps.fusion });
     const bestSimilarity = hits.reduce((best, h) => Math.max(best, h.similarity ?? -1), -1);
     const relevant = hits.length > 0 && (input.search === "keyword" || bestSimilarity >= this.deps.minSimilarity);
 

@@ -25,6 +25,15 @@ describe("CorpusIndex (in-memory LanceDB)", () => {
   });
   after(() => index.close());
 
+  it("serves several corpora side by side (each builds its own full-text index)", async () => {
+    const other = await CorpusIndex.open(db, "corp_other", [{ id: "chk_z", documentId: "doc_9", text: "Kuching waterfront", vector: unit([0, 0, 0, 1]) }]);
+    try {
+      assert.equal((await other.search({ mode: "keyword", text: "kuching", vector: null, topK: 1 }))[0]?.chunkId, "chk_z");
+    } finally {
+      await other.close();
+    }
+  });
+
   it("ranks by cosine similarity in vector mode", async () => {
     const hits = await index.search({ mode: "vector", text: "", vector: unit([1, 0, 0, 0]), topK: 2 });
     assert.deepEqual(hits.map((h) => h.chunkId), ["chk_a", "chk_b"]);

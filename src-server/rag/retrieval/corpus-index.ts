@@ -4,7 +4,9 @@
  * Nothing of it touches the disk.
  */
 import * as lancedb from "@lancedb/lancedb";
+import { keywordQuery } from "./keyword-query.js";
 import { reciprocalRankFusion } from "./reciprocal-rank-fusion.js";
+import { convexScoreFusion } from "./score-fusion.js";
 
 export type SearchMode = "hybrid" | "vector" | "keyword";
 
@@ -31,15 +33,26 @@ export interface SearchRequest {
   topK: number;
   /** Restrict to these documents (metadata filters resolve to ids first). */
   documentIds?: string[] | undefined;
+  /** How hybrid mode merges the two lists; default: convex, vector weight 0.7. */
+  fusion?: HybridFusion | undefined;
 }
+
+export interface HybridFusion {
+  method: "convex" | "rrf";
+  /** Convex only: weight of the vector list (the keyword list gets the rest). */
+  vectorWeight: number;
+}
+
+const DEFAULT_FUSION: HybridFusion = { method: "convex", vectorWeight: 0.7 };
 
 const SAFE_ID = /^[A-Za-z0-9_-]+$/;
 
 /**
  * Full-text settings that suit Malay as well as English: the simple tokenizer, lower
  * case and ASCII folding, no stemming and no stop words (English rules would mangle Malay).
+ * A new native Index each time: LanceDB consumes the object when it builds the index.
  */
-const FTS = lancedb.Index.fts({ baseTokenizer: "simple", lowercase: true, asciiFolding: true, stem: false, removeStopWords: false, withPosition: false });
+const ftsIndex = () => lancedb.Index.fts({ baseTokenizer: "simple", lowercase: true, asciiFolding: true, stem: false, removeStopWords: false, withPosition: false });
 
 interface Row {
   id: string;
@@ -81,7 +94,7 @@ export class CorpusIndex {
     const rows: Row[] = chunks.map((c) => ({ id: c.id, document_id: c.documentId, text: c.text, vector: c.vector }));
     if (!this.table) {
       this.table = await this.db.createTable(this.name, rows as unknown as Record<string, unknown>[]);
-      await this.table.createIndex("text", { config: FTS });
+      await this.table.createIndex("text", { config: ftsIndex() });
     } else {
       await this.table.add(rows as unknown as Record<string, unknown>[]);
       this.unoptimizedRows += rows.length;
@@ -105,14 +118,23 @@ export class CorpusIndex {
     if (!this.table || request.topK <= 0) return [];
     if (request.documentIds?.length === 0) return [];
     const where = request.documentIds ? `document_id IN (${request.documentIds.filter((id) => SAFE_ID.test(id)).map((id) => `'${id}'`).join(",")})` : undefined;
-    const depth = request.mode === "hybrid" ? Math.max(request.topK * 4, 20) : request.topK;
+    const depth = request.mode === "hybrid" ? Math.max(request.topK * 4, 50) : request.topK;
     const vectorHits = request.mode !== "keyword" && request.vector ? await this.vectorSearch(request.vector, depth, where) : [];
     const keywordHits = request.mode !== "vector" ? await this.keywordSearch(request.text, depth, where) : [];
     const similarity = new Map(vectorHits.map((h) => [h.chunkId, h.score]));
     const byId = new Map([...keywordHits, ...vectorHits].map((h) => [h.chunkId, h]));
     if (request.mode === "vector") return vectorHits.slice(0, request.topK);
     if (request.mode === "keyword") return keywordHits.slice(0, request.topK).map((h) => ({ ...h, similarity: similarity.get(h.chunkId) ?? null }));
-    return reciprocalRankFusion([vectorHits.map((h) => h.chunkId), keywordHits.map((h) => h.chunkId)])
+    const fusion = request.fusion ?? DEFAULT_FUSION;
+    const fused =
+      fusion.method === "rrf"
+        ? reciprocalRankFusion([vectorHits.map((h) => h.chunkId), keywordHits.map((h) => h.chunkId)])
+        : convexScoreFusion(
+            vectorHits.map((h) => ({ id: h.chunkId, score: h.score })),
+            keywordHits.map((h) => ({ id: h.chunkId, score: h.score })),
+            fusion.vectorWeight,
+          );
+    return fused
       .slice(0, request.topK)
       .map(({ id, score }) => ({ chunkId: id, documentId: byId.get(id)!.documentId, score, similarity: similarity.get(id) ?? null }));
   }
@@ -126,7 +148,7 @@ export class CorpusIndex {
 
   private async keywordSearch(text: string, limit: number, where: string | undefined): Promise<SearchHit[]> {
     if (!text.trim()) return [];
-    let query = this.table!.query().fullTextSearch(new lancedb.MatchQuery(text, "text")).select(["id", "document_id", "_score"]).limit(limit);
+    let query = this.table!.query().fullTextSearch(new lancedb.MatchQuery(keywordQuery(text), "text")).select(["id", "document_id", "_score"]).limit(limit);
     if (where) query = query.where(where);
     const rows = (await query.toArray()) as { id: string; document_id: string; _score: number }[];
     return rows.map((r) => ({ chunkId: r.id, documentId: r.document_id, score: r._score, similarity: null }));

@@ -1,0 +1,27 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { citedIndexes, groundedMessages, looksMalay, notInCorpusAnswer } from "./grounded-prompt.js";
+
+describe("grounded prompt", () => {
+  it("numbers the sources with where they come from, and asks for [n] citations", () => {
+    const [system, user] = groundedMessages("Bila banjir?", [
+      { index: 1, filename: "a.pdf", page: 3, headingPath: ["Laporan", "Banjir"], text: "Banjir pada Disember." },
+      { index: 2, filename: "b.md", page: null, headingPath: [], text: "Other." },
+    ]);
+    assert.match(system!.content as string, /\[1\]/);
+    assert.match(user!.content as string, /\[1\] \(a\.pdf, page 3, Laporan > Banjir\)\nBanjir pada Disember\.\n\n\[2\] \(b\.md\)\nOther\.\n\nQuestion: Bila banjir\?$/);
+  });
+
+  it("finds the sources an answer cites, ignoring numbers out of range", () => {
+    assert.deepEqual([...citedIndexes("Floods came in December [1][3], then again [2, 3]. See [9] and [0].", 3)].sort(), [1, 2, 3]);
+    assert.equal(citedIndexes("No citations here.", 3).size, 0);
+  });
+
+  it("answers 'not in the corpus' in the question's language", () => {
+    assert.ok(looksMalay("Siapakah pengarang novel Salina?"));
+    assert.ok(looksMalay("Berapakah jumlah mangsa banjir di Kelantan pada tahun 2022?"));
+    assert.ok(!looksMalay("What is the melting point of tungsten?"));
+    assert.match(notInCorpusAnswer("Apakah resipi kek ini?"), /^Korpus ini tidak mengandungi/);
+    assert.match(notInCorpusAnswer("Who wrote this?"), /^The corpus does not contain/);
+  });
+});
