@@ -12,10 +12,14 @@ import BetterSqlite3 from "better-sqlite3";
 import { REPO_ROOT, testModel } from "../helpers/models.js";
 
 const KEY = "psk-crash-test-key-000000000";
-const CLI = [path.join(REPO_ROOT, "node_modules", "tsx", "dist", "cli.mjs"), path.join(REPO_ROOT, "src-server", "cli.ts")];
+// `node --import tsx`, not the tsx wrapper: the kill must reach the server itself.
+const CLI = ["--import", "tsx", path.join(REPO_ROOT, "src-server", "cli.ts")];
+
+const exited = (child: ChildProcess) => new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once("exit", () => resolve())));
 
 async function serve(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, [...CLI, "serve", "--port", "0", "--threads", "1", "--log-level", "warn", "--data-dir", dataDir, "--model", `minilm=${testModel("all-minilm-l6-v2")}`], {
+    cwd: REPO_ROOT,
     env: { ...process.env, PUSTAKA_API_KEY: KEY },
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -60,7 +64,7 @@ describe("indexing survives a crash", () => {
       await new Promise((r) => setTimeout(r, 50));
     }
     server.child.kill("SIGKILL");
-    await new Promise((r) => server.child.once("exit", r));
+    await exited(server.child);
     assert.ok(indexedBeforeKill >= 3 && indexedBeforeKill < 50, `killed with ${indexedBeforeKill} of 50 indexed; the test needs a kill mid-batch`);
 
     server = await serve(dataDir);
@@ -73,7 +77,7 @@ describe("indexing survives a crash", () => {
       assert.equal(status, "ready");
     } finally {
       server.child.kill("SIGTERM");
-      await new Promise((r) => server.child.once("exit", r));
+      await exited(server.child);
     }
 
     const db = new BetterSqlite3(path.join(dataDir, "pustaka.db"), { readonly: true });
