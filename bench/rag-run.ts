@@ -1,0 +1,150 @@
+/**
+ * Grounded-answer benchmarks (part of `npm run bench`): ingestion of a 100-file mixed
+ * batch through the HTTP API with the time split into parse, chunk, embed and store;
+ * then retrieval latency, open time and memory at 10k and 100k chunks (bench/rag-scale.ts).
+ */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { testModel } from "../test/helpers/models.js";
+import { buildDocx, type DocxBlock } from "../test/fixtures/documents/build-docx.js";
+import { buildPdf, type PdfPage } from "../test/fixtures/documents/build-pdf.js";
+import { spawnUntil } from "./lib.js";
+
+const ROOT = path.resolve(import.meta.dirname, "..");
+const KEY = "psk-benchmark-key-0000000000";
+const EVAL_DOCS = path.join(ROOT, "test", "fixtures", "eval", "docs");
+const THREADS = Number(process.env.BENCH_THREADS ?? 2);
+const lines: string[] = [];
+const log = (s: string) => {
+  lines.push(s);
+  process.stdout.write(`${s}\n`);
+};
+
+/** Paragraphs of a Markdown/text document, headings marked. */
+function paragraphs(text: string): { heading: boolean; text: string }[] {
+  return text
+    .replace(/<[^>]+>/g, " ")
+    .split(/\n\s*\n/)
+    .map((p) => p.trim())
+    .filter(Boolean)
+    .map((p) => ({ heading: p.startsWith("#"), text: p.replace(/^#+\s*/, "").replace(/\s+/g, " ") }));
+}
+
+function toPdf(title: string, body: { heading: boolean; text: string }[]): Uint8Array {
+  const pages: PdfPage[] = [];
+  let texts: PdfPage["texts"] = [];
+  let y = 780;
+  const emit = (text: string, size: number) => {
+    if (y < 60) {
+      pages.push({ texts });
+      texts = [];
+      y = 780;
+    }
+    texts.push({ x: 56, y, size, text });
+    y -= size + 4;
+  };
+  emit(title, 16);
+  for (const p of body) {
+    if (p.heading) emit(p.text, 13);
+    else for (let i = 0; i < p.text.length; i += 95) emit(p.text.slice(i, i + 95), 10);
+    y -= 8;
+  }
+  pages.push({ texts });
+  return buildPdf(pages);
+}
+
+async function toDocx(title: string, body: { heading: boolean; text: string }[]): Promise<Uint8Array> {
+  const blocks: DocxBlock[] = [{ heading: 1, text: title }, ...body.map((p): DocxBlock => (p.heading ? { heading: 2, text: p.text } : { paragraph: p.text }))];
+  return buildDocx(blocks, { title });
+}
+
+async function mixedBatch(): Promise<{ name: string; bytes: Uint8Array }[]> {
+  const sources = readdirSync(EVAL_DOCS).sort();
+  const files: { name: string; bytes: Uint8Array }[] = [];
+  for (let i = 0; files.length < 100; i++) {
+    const source = sources[i % sources.length]!;
+    const round = Math.floor(i / sources.length);
+    const raw = readFileSync(path.join(EVAL_DOCS, source), "utf8");
+    const title = `Copy ${round} of ${source}`;
+    const kind = i % 3;
+    if (kind === 0) files.push({ name: `${round}-${source}`, bytes: Buffer.from(`${raw}\n\n${title}\n`) });
+    else if (kind === 1) files.push({ name: `${round}-${source}.pdf`, bytes: toPdf(title, paragraphs(raw)) });
+    else files.push({ name: `${round}-${source}.docx`, bytes: await toDocx(title, paragraphs(raw)) });
+  }
+  return files;
+}
+
+async function ingestion(): Promise<void> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "pustaka-bench-rag-"));
+  const server = await spawnUntil(
+    process.execPath,
+    [path.join(ROOT, "dist", "src-server", "cli.js"), "serve", "--port", "0", "--data-dir", dataDir, "--threads", String(THREADS), "--log-level", "warn", "--model", `minilm=${testModel("all-minilm-l6-v2")}`],
+    /listening on (http:\/\/\S+)/,
+    { PUSTAKA_API_KEY: KEY },
+  );
+  const url = server.match[1]!;
+  try {
+    const files = await mixedBatch();
+    const corpus = (await (await fetch(`${url}/v1/rag/corpora`, { method: "POST", headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" }, body: JSON.stringify({ name: "bench", embedding_model: "minilm" }) })).json()) as { id: string };
+    const events = fetch(`${url}/v1/rag/corpora/${corpus.id}/events`, { headers: { authorization: `Bearer ${KEY}` } });
+    const form = new FormData();
+    for (const f of files) form.append("file", new Blob([f.bytes]), f.name);
+    const started = performance.now();
+    const upload = await fetch(`${url}/v1/rag/corpora/${corpus.id}/documents`, { method: "POST", headers: { authorization: `Bearer ${KEY}` }, body: form });
+    const uploaded = (await upload.json()) as { documents: unknown[]; rejected: unknown[] };
+    const uploadSeconds = (performance.now() - started) / 1000;
+    const totals = { parse: 0, chunk: 0, embed: 0, store: 0, pages: 0, chunks: 0, indexed: 0, failed: 0 };
+    const decoder = new TextDecoder();
+    let buffer = "";
+    const response = await events;
+    outer: for await (const chunk of response.body!) {
+      buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+      let end: number;
+      while ((end = buffer.indexOf("\n\n")) >= 0) {
+        const data = buffer.slice(0, end).split("\n").find((l) => l.startsWith("data: "));
+        buffer = buffer.slice(end + 2);
+        if (!data) continue;
+        const e = JSON.parse(data.slice(6)) as { object: string; status?: string; chunk_count?: number; timings?: { parse_ms: number; chunk_ms: number; embed_ms: number; store_ms: number; pages: number | null }; corpus?: { status: string } };
+        if (e.object === "rag.document.status" && e.status === "indexed" && e.timings) {
+          totals.parse += e.timings.parse_ms;
+          totals.chunk += e.timings.chunk_ms;
+          totals.embed += e.timings.embed_ms;
+          totals.store += e.timings.store_ms;
+          totals.pages += e.timings.pages ?? 1;
+          totals.chunks += e.chunk_count ?? 0;
+          totals.indexed++;
+        }
+        if (e.object === "rag.document.status" && e.status === "failed") totals.failed++;
+        if (e.object === "rag.corpus.snapshot" && e.corpus?.status !== "indexing" && totals.indexed + totals.failed === uploaded.documents.length) break outer;
+      }
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const work = totals.parse + totals.chunk + totals.embed + totals.store;
+    log(`## Ingestion: 100-file mixed batch (${files.filter((f) => f.name.endsWith(".pdf")).length} PDF, ${files.filter((f) => f.name.endsWith(".docx")).length} DOCX, the rest MD/TXT/HTML), all-MiniLM-L6-v2, semantic chunking, ${THREADS} threads`);
+    log(`accepted ${uploaded.documents.length}, rejected ${uploaded.rejected.length}; indexed ${totals.indexed}, failed ${totals.failed}; upload (streamed, encrypted) ${uploadSeconds.toFixed(1)} s; upload to ready ${seconds.toFixed(1)} s`);
+    log(`${totals.pages} pages, ${totals.chunks} chunks: **${(totals.pages / seconds).toFixed(2)} pages/s, ${(totals.chunks / seconds).toFixed(2)} chunks/s**`);
+    log(`time split: parse ${((totals.parse / work) * 100).toFixed(1)}%, chunk ${((totals.chunk / work) * 100).toFixed(1)}%, embed ${((totals.embed / work) * 100).toFixed(1)}%, store ${((totals.store / work) * 100).toFixed(1)}%; everything but embedding: **${(((work - totals.embed) / work) * 100).toFixed(1)}%** (target ≤ 15%)`);
+  } finally {
+    await server.stop();
+  }
+}
+
+function scale(): void {
+  log("\n## Retrieval at scale (1024-dimension vectors, encrypted store, in-memory LanceDB; exact vector search)");
+  log("| chunks | write (s) | open: decrypt + build (s) | memory (MB) | vector p50/p95 (ms) | keyword p50/p95 (ms) | hybrid p50/p95 (ms) |");
+  log("|---|---|---|---|---|---|---|");
+  for (const n of [10_000, 100_000]) {
+    const out = execFileSync(process.execPath, ["--expose-gc", "--import", "tsx", path.join(ROOT, "bench", "rag-scale.ts"), String(n), "1024"], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"], maxBuffer: 1 << 24 });
+    const r = JSON.parse(out) as { writeSeconds: number; openSeconds: number; memoryMb: number; latency: Record<string, { p50: number; p95: number }> };
+    const l = (m: string) => `${r.latency[m]!.p50.toFixed(1)}/${r.latency[m]!.p95.toFixed(1)}`;
+    log(`| ${n} | ${r.writeSeconds.toFixed(1)} | ${r.openSeconds.toFixed(1)} | ${r.memoryMb.toFixed(0)} | ${l("vector")} | ${l("keyword")} | ${l("hybrid")} |`);
+  }
+}
+
+log(`# Pustaka grounded-answer benchmark (${new Date().toISOString()})\n`);
+await ingestion();
+scale();
+mkdirSync(path.join(ROOT, "bench", "results"), { recursive: true });
+writeFileSync(path.join(ROOT, "bench", "results", `rag-${Date.now()}.md`), `${lines.join("\n")}\n`);
