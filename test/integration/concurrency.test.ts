@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { tinyModel } from "../helpers/models.js";
+import { testModel, tinyModel } from "../helpers/models.js";
 import { startTestServer, type TestServer } from "../helpers/test-server.js";
 
 const PROMPTS = [
@@ -45,7 +45,8 @@ describe("concurrency", () => {
   });
 
   it("frees the sequence when a streaming client disconnects mid-generation", async () => {
-    const small = await startTestServer({ bindings: { "svc-merlion-13b": tinyModel("stories260K") }, config: { chat: { sequences: 1, contextSize: 2048 } } });
+    // Gemma 3 270M at ~40 tokens/s: the aborted 1,900-token run would hold the only sequence for ~45 s.
+    const small = await startTestServer({ bindings: { "svc-merlion-13b": testModel("gemma3-270m") }, config: { chat: { sequences: 1, contextSize: 2048 } } });
     try {
       const controller = new AbortController();
       const response = await fetch(`${small.url}/v1/chat/completions`, {
@@ -65,7 +66,7 @@ describe("concurrency", () => {
       const health = await small.call("GET", "/healthz", undefined, null);
       const loaded = health.json.engine.loadedModels[0];
       assert.equal(loaded.activeLeases, 0, "the aborted run still holds the model");
-      assert.ok(Date.now() - started < 20_000);
+      assert.ok(Date.now() - started < 20_000, "the next request waited for the aborted generation");
     } finally {
       await small.close();
     }

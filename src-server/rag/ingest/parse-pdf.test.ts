@@ -81,7 +81,7 @@ describe("inspectPdfStreams (PDF decompression bombs)", () => {
     const before = process.memoryUsage().rss;
     const started = performance.now();
     await assert.rejects(parsePdf(bomb), failsWith("document_too_large"));
-    assert.ok(performance.now() - started < 5000);
+    assert.ok(performance.now() - started < 30_000 /* hang guard, not a speed target */);
     assert.ok(process.memoryUsage().rss - before < 300 * 1024 * 1024, "no more than the 128 MB cap was inflated");
   });
 
