@@ -94,6 +94,7 @@ async function ingestion(): Promise<void> {
     const started = performance.now();
     const upload = await fetch(`${url}/v1/rag/corpora/${corpus.id}/documents`, { method: "POST", headers: { authorization: `Bearer ${KEY}` }, body: form });
     const uploaded = (await upload.json()) as { documents: unknown[]; rejected: unknown[] };
+    if (upload.status !== 202) throw new Error(`upload failed: ${upload.status} ${JSON.stringify(uploaded).slice(0, 500)}`);
     const uploadSeconds = (performance.now() - started) / 1000;
     const totals = { parse: 0, chunk: 0, embed: 0, store: 0, pages: 0, chunks: 0, indexed: 0, failed: 0 };
     const decoder = new TextDecoder();
