@@ -95,7 +95,9 @@ export class LlamaEngine implements InferenceEngine {
     const { model } = loaded;
     return {
       countTokens: (text) => model.tokenize(text, false).length,
-      maxEmbeddingTokens: Math.min(model.trainContextSize, 8192) - 2,
+      // The embedding context's size, less the two special tokens and one to spare
+      // (embedInputs refuses inputs that reach the context size).
+      maxEmbeddingTokens: Math.min(model.trainContextSize, 8192) - 3,
       release,
     };
   }

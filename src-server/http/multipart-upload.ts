@@ -59,9 +59,17 @@ export async function receiveUpload(req: Request, corpusId: string, documents: D
         stream.resume();
         return;
       }
-      const result = await documents.stage(corpusId, info.filename ?? "unnamed", stream, () => stream.truncated === true);
-      if ("documentId" in result) staged.push(result);
-      else rejected.push(result);
+      try {
+        const result = await documents.stage(corpusId, info.filename ?? "unnamed", stream, () => stream.truncated === true);
+        if ("documentId" in result) staged.push(result);
+        else rejected.push(result);
+      } catch (error) {
+        // Storage failed: drain this part (and, through state.failure, every later one)
+        // so busboy can finish, then fail the request. The chain itself never rejects:
+        // a rejected link would skip later parts and leave them undrained.
+        stream.resume();
+        state.failure ??= new ServiceError("server", "The uploaded file could not be stored.", { code: "storage_failed", cause: error });
+      }
     });
   });
   parser.on("field", (name, value, info) => {

@@ -4,7 +4,7 @@
  * corpus"; 409 while indexing; other workspaces see nothing; delete leaves nothing behind.
  */
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import BetterSqlite3 from "better-sqlite3";
@@ -153,6 +153,21 @@ describe("grounded answers", () => {
     assert.equal(failed.error.code, "corrupt_document");
     assert.equal((await t.call("DELETE", `/v1/rag/corpora/${corpusId}/documents/${failed.id}`)).status, 200);
     assert.equal((await t.call("GET", `/v1/rag/corpora/${corpusId}/documents/${failed.id}`)).status, 404);
+  });
+
+  it("fails an upload cleanly (500, no hang, nothing left behind) when storage fails, then recovers", async () => {
+    const id = (await t.call("POST", "/v1/rag/corpora", { name: "storage", embedding_model: "minilm" })).json.id;
+    // A file where the corpus's blob folder must go: every write fails.
+    mkdirSync(path.join(t.dataDir, "blobs"), { recursive: true });
+    writeFileSync(path.join(t.dataDir, "blobs", id), "in the way");
+    const failed = await upload(t, id, [{ name: "a.md", content: "# A\n\nalpha" }, { name: "b.md", content: "# B\n\nbeta" }]);
+    assert.equal(failed.status, 500);
+    assert.equal(failed.json.error.code, "storage_failed");
+    assert.equal((await t.call("GET", `/v1/rag/corpora/${id}`)).json.document_counts.total, 0);
+    rmSync(path.join(t.dataDir, "blobs", id));
+    const ok = await upload(t, id, [{ name: "a.md", content: "# A\n\nalpha" }]);
+    assert.equal(ok.status, 202);
+    await t.call("DELETE", `/v1/rag/corpora/${id}`);
   });
 
   it("filters retrieval on document metadata", async () => {
