@@ -7,7 +7,8 @@
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { REPO_ROOT } from "../helpers/models.js";
-import { startTestServer, type TestServer } from "../helpers/test-server.js";
+import { evalDoc, upload, waitForStatus } from "../helpers/rag.js";
+import { startTestServer } from "../helpers/test-server.js";
 
 export interface EvalQuestion {
   id: string;
@@ -58,31 +59,15 @@ export function loadEvalSet(): { docs: string[]; questions: EvalQuestion[] } {
   return { docs, questions };
 }
 
-async function uploadAll(t: TestServer, corpusId: string, docs: string[]): Promise<void> {
-  const form = new FormData();
-  for (const name of docs) form.append("file", new Blob([readFileSync(path.join(EVAL_DIR, "docs", name))]), name);
-  const res = await fetch(`${t.url}/v1/rag/corpora/${corpusId}/documents`, { method: "POST", headers: { authorization: `Bearer ${t.key}` }, body: form });
-  if (res.status !== 202) throw new Error(`upload failed: ${res.status} ${await res.text()}`);
-}
-
-export async function waitReady(t: TestServer, corpusId: string, timeoutMs = 600_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const corpus = (await t.call("GET", `/v1/rag/corpora/${corpusId}`)).json;
-    if (corpus.status !== "indexing") return corpus;
-    if (Date.now() > deadline) throw new Error(`corpus ${corpusId} still indexing after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
 export async function runRetrievalEval(options: { modelPath: string; modelName: string; chunking?: string }): Promise<EvalResult> {
   const { docs, questions } = loadEvalSet();
   const t = await startTestServer({ bindings: { [options.modelName]: options.modelPath }, config: { engine: { threads: 2 } } });
   try {
     const corpus = (await t.call("POST", "/v1/rag/corpora", { name: "eval", embedding_model: options.modelName, chunking: options.chunking ?? "semantic" })).json;
     const started = Date.now();
-    await uploadAll(t, corpus.id, docs);
-    const ready = await waitReady(t, corpus.id);
+    const uploaded = await upload(t, corpus.id, docs.map(evalDoc));
+    if (uploaded.status !== 202) throw new Error(`upload failed: ${uploaded.status} ${JSON.stringify(uploaded.json)}`);
+    const ready = await waitForStatus(t, corpus.id, 600_000);
     const indexSeconds = (Date.now() - started) / 1000;
     if (ready.document_counts.failed > 0) throw new Error(`${ready.document_counts.failed} eval documents failed to index`);
     const answerable = questions.filter((q) => q.doc && q.evidence);
