@@ -42,6 +42,9 @@ export async function receiveUpload(req: Request, corpusId: string, documents: D
   let work = Promise.resolve();
 
   parser.on("file", (field, stream, info) => {
+    // A body cut short makes busboy fail the file stream; the parser's own "error" event
+    // fails the request, so the stream's error only needs to be observed (never thrown).
+    stream.on("error", () => undefined);
     if (field !== "file") {
       state.failure ??= invalidRequest(`unexpected file part '${field}': files go in parts named 'file'`, "invalid_parameter", field);
       stream.resume();

@@ -92,7 +92,12 @@ export class DocumentService {
       },
     });
     const cipher = await this.deps.keyring.cipher(corpusId);
-    await this.deps.blobs.write(cipher, corpusId, documentId, source.pipe(meter));
+    try {
+      await this.deps.blobs.write(cipher, corpusId, documentId, source, [meter]);
+    } catch (error) {
+      await this.deps.blobs.delete(corpusId, documentId).catch(() => undefined);
+      throw error;
+    }
     const reject = async (code: string, message: string): Promise<FileRejection> => {
       await this.deps.blobs.delete(corpusId, documentId);
       return { filename: name, error: { code, message } };

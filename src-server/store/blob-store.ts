@@ -6,7 +6,7 @@
 import { createWriteStream } from "node:fs";
 import { mkdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
-import type { Readable } from "node:stream";
+import type { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { DataCipher } from "../security/data-cipher.js";
 
@@ -20,14 +20,17 @@ export class BlobStore {
     return path.join(this.root, corpusId, documentId);
   }
 
-  /** Encrypts `source` into the blob as it streams; nothing is written in clear. */
-  async write(cipher: DataCipher, corpusId: string, documentId: string, source: Readable): Promise<void> {
+  /**
+   * Encrypts `source` into the blob as it streams (through `transforms` first, e.g. a
+   * hash); nothing is written in clear. One pipeline: an error anywhere fails the write.
+   */
+  async write(cipher: DataCipher, corpusId: string, documentId: string, source: Readable, transforms: Transform[] = []): Promise<void> {
     const file = this.pathOf(corpusId, documentId);
     await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
     const { header, cipher: gcm } = cipher.sealStream(`blob:${documentId}`);
     const out = createWriteStream(file, { mode: 0o600 });
     out.write(header);
-    await pipeline(source, gcm, out, { end: false });
+    await pipeline([source, ...transforms, gcm, out], { end: false });
     await new Promise<void>((resolve, reject) => out.end(gcm.getAuthTag(), (error?: Error | null) => (error ? reject(error) : resolve())));
   }
 

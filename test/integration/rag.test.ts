@@ -155,6 +155,21 @@ describe("grounded answers", () => {
     assert.equal((await t.call("GET", `/v1/rag/corpora/${corpusId}/documents/${failed.id}`)).status, 404);
   });
 
+  it("refuses a multipart body cut short with a 400, keeps serving, and leaves no partial file", async () => {
+    const id = (await t.call("POST", "/v1/rag/corpora", { name: "cut", embedding_model: "minilm" })).json.id;
+    const res = await fetch(`${t.url}/v1/rag/corpora/${id}/documents`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${t.key}`, "content-type": "multipart/form-data; boundary=zzz" },
+      body: '--zzz\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nthe body ends here without its boundary',
+    });
+    assert.equal(res.status, 400);
+    assert.equal(((await res.json()) as any).error.code, "invalid_multipart");
+    const dir = path.join(t.dataDir, "blobs", id);
+    assert.deepEqual(existsSync(dir) ? readdirSync(dir) : [], []);
+    assert.equal((await t.call("GET", "/healthz", undefined, null)).status, 200);
+    await t.call("DELETE", `/v1/rag/corpora/${id}`);
+  });
+
   it("fails an upload cleanly (500, no hang, nothing left behind) when storage fails, then recovers", async () => {
     const id = (await t.call("POST", "/v1/rag/corpora", { name: "storage", embedding_model: "minilm" })).json.id;
     // A file where the corpus's blob folder must go: every write fails.
