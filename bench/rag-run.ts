@@ -10,6 +10,7 @@ import path from "node:path";
 import { testModel } from "../test/helpers/models.js";
 import { buildDocx, type DocxBlock } from "../test/fixtures/documents/build-docx.js";
 import { buildPdf, type PdfPage } from "../test/fixtures/documents/build-pdf.js";
+import { collectEvents } from "../test/helpers/rag.js";
 import { spawnUntil } from "./lib.js";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -88,7 +89,15 @@ async function ingestion(): Promise<void> {
   try {
     const files = await mixedBatch();
     const corpus = (await (await fetch(`${url}/v1/rag/corpora`, { method: "POST", headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" }, body: JSON.stringify({ name: "bench", embedding_model: "minilm" }) })).json()) as { id: string };
-    const events = fetch(`${url}/v1/rag/corpora/${corpus.id}/events`, { headers: { authorization: `Bearer ${KEY}` } });
+    interface IndexEvent {
+      object: string;
+      status?: string;
+      chunk_count?: number;
+      timings?: { parse_ms: number; chunk_ms: number; embed_ms: number; store_ms: number; pages: number | null };
+      corpus?: { status: string; document_counts: { total: number } };
+    }
+    // Subscribe before uploading, so no event is missed; stop once the corpus settles.
+    const settled = collectEvents(`${url}/v1/rag/corpora/${corpus.id}/events`, KEY, (e: IndexEvent) => e.object === "rag.corpus.snapshot" && e.corpus!.status !== "indexing" && e.corpus!.document_counts.total > 0);
     const form = new FormData();
     for (const f of files) form.append("file", new Blob([f.bytes]), f.name);
     const started = performance.now();
@@ -97,29 +106,17 @@ async function ingestion(): Promise<void> {
     if (upload.status !== 202) throw new Error(`upload failed: ${upload.status} ${JSON.stringify(uploaded).slice(0, 500)}`);
     const uploadSeconds = (performance.now() - started) / 1000;
     const totals = { parse: 0, chunk: 0, embed: 0, store: 0, pages: 0, chunks: 0, indexed: 0, failed: 0 };
-    const decoder = new TextDecoder();
-    let buffer = "";
-    const response = await events;
-    outer: for await (const chunk of response.body!) {
-      buffer += decoder.decode(chunk as Uint8Array, { stream: true });
-      let end: number;
-      while ((end = buffer.indexOf("\n\n")) >= 0) {
-        const data = buffer.slice(0, end).split("\n").find((l) => l.startsWith("data: "));
-        buffer = buffer.slice(end + 2);
-        if (!data) continue;
-        const e = JSON.parse(data.slice(6)) as { object: string; status?: string; chunk_count?: number; timings?: { parse_ms: number; chunk_ms: number; embed_ms: number; store_ms: number; pages: number | null }; corpus?: { status: string } };
-        if (e.object === "rag.document.status" && e.status === "indexed" && e.timings) {
-          totals.parse += e.timings.parse_ms;
-          totals.chunk += e.timings.chunk_ms;
-          totals.embed += e.timings.embed_ms;
-          totals.store += e.timings.store_ms;
-          totals.pages += e.timings.pages ?? 1;
-          totals.chunks += e.chunk_count ?? 0;
-          totals.indexed++;
-        }
-        if (e.object === "rag.document.status" && e.status === "failed") totals.failed++;
-        if (e.object === "rag.corpus.snapshot" && e.corpus?.status !== "indexing" && totals.indexed + totals.failed === uploaded.documents.length) break outer;
-      }
+    for (const e of (await settled) as IndexEvent[]) {
+      if (e.object !== "rag.document.status") continue;
+      if (e.status === "failed") totals.failed++;
+      if (e.status !== "indexed" || !e.timings) continue;
+      totals.parse += e.timings.parse_ms;
+      totals.chunk += e.timings.chunk_ms;
+      totals.embed += e.timings.embed_ms;
+      totals.store += e.timings.store_ms;
+      totals.pages += e.timings.pages ?? 1;
+      totals.chunks += e.chunk_count ?? 0;
+      totals.indexed++;
     }
     const seconds = (performance.now() - started) / 1000;
     const work = totals.parse + totals.chunk + totals.embed + totals.store;

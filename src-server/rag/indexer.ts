@@ -124,10 +124,12 @@ export class Indexer {
     try {
       progress("chunking", 0, 1);
       const signal = this.abort.signal;
-      const embed = async (texts: string[]) => {
+      /** Embeds in batches; the time before it counts as chunking, its own as embedding. */
+      const embed = async (texts: string[], onBatch?: (done: number) => void) => {
         lap("chunkMs");
         const out: Float32Array[] = [];
         for (let i = 0; i < texts.length; i += this.options.embedBatch) {
+          onBatch?.(i);
           out.push(...(await this.deps.engine.embed(model, texts.slice(i, i + this.options.embedBatch), signal)).vectors);
         }
         lap("embedMs");
@@ -137,16 +139,12 @@ export class Indexer {
       const drafts = await chunkDocument(
         parsed,
         { strategy: corpus.chunking, maxTokens, targetTokens: Math.min(this.options.targetTokens, maxTokens), overlapTokens: this.options.overlapTokens },
-        { countTokens: (text) => tokenizer.countTokens(text), embed },
+        { countTokens: (text) => tokenizer.countTokens(text), embed: (texts) => embed(texts) },
       );
-      lap("chunkMs");
-      const vectors: Float32Array[] = [];
-      for (let i = 0; i < drafts.length; i += this.options.embedBatch) {
-        progress("embedding", i, drafts.length);
-        const batch = drafts.slice(i, i + this.options.embedBatch).map((d) => d.text);
-        vectors.push(...(await this.deps.engine.embed(model, batch, signal)).vectors);
-      }
-      lap("embedMs");
+      const vectors = await embed(
+        drafts.map((d) => d.text),
+        (done) => progress("embedding", done, drafts.length),
+      );
       progress("storing", drafts.length, drafts.length);
       const sealed: SealedChunk[] = drafts.map((draft, i) => {
         const id = newId("chk_");

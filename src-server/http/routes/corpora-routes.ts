@@ -1,10 +1,11 @@
 /** /v1/rag/corpora: corpora, their documents (upload, list, delete) and indexing events. */
-import { Router, type Request } from "express";
+import { Router } from "express";
 import { invalidRequest } from "../../errors.js";
 import type { CorpusEvents } from "../../rag/corpus-events.js";
 import type { CorpusService } from "../../rag/corpus-service.js";
 import type { DocumentService } from "../../rag/document-service.js";
 import { principalOf, requireScope } from "../authenticate.js";
+import { routeParam } from "../route-param.js";
 import { jsonBody } from "../json-body.js";
 import { receiveUpload, type UploadLimits } from "../multipart-upload.js";
 import { SseWriter } from "../sse.js";
@@ -18,9 +19,6 @@ export interface CorporaRouteDeps {
   events: CorpusEvents;
   upload: UploadLimits;
 }
-
-/** A path parameter (Express types them loosely once middleware precedes the handler). */
-const param = (req: Request, name: string): string => String((req.params as Record<string, string>)[name]);
 
 export function corporaRoutes({ corpora, documents, events, upload }: CorporaRouteDeps): Router {
   const router = Router();
@@ -44,19 +42,19 @@ export function corporaRoutes({ corpora, documents, events, upload }: CorporaRou
     res.json(listObject(result.data.map(corpusObject), result.hasMore));
   });
   router.get("/v1/rag/corpora/:corpusId", read, (req, res) => {
-    res.json(corpusObject(corpora.get(principalOf(res.locals), param(req, "corpusId"))));
+    res.json(corpusObject(corpora.get(principalOf(res.locals), routeParam(req, "corpusId"))));
   });
   router.patch("/v1/rag/corpora/:corpusId", write, (req, res) => {
     const body = jsonBody(req, PatchCorpusSchema);
-    res.json(corpusObject(corpora.update(principalOf(res.locals), param(req, "corpusId"), { name: body.name, retentionDays: body.retention_days, metadata: body.metadata })));
+    res.json(corpusObject(corpora.update(principalOf(res.locals), routeParam(req, "corpusId"), { name: body.name, retentionDays: body.retention_days, metadata: body.metadata })));
   });
   router.delete("/v1/rag/corpora/:corpusId", write, async (req, res) => {
-    const deleted = await corpora.delete(principalOf(res.locals), param(req, "corpusId"));
+    const deleted = await corpora.delete(principalOf(res.locals), routeParam(req, "corpusId"));
     res.json({ id: deleted.id, object: "rag.corpus.deleted", deleted: true, tombstone_expires_at: deleted.tombstoneExpiresAt });
   });
 
   router.post("/v1/rag/corpora/:corpusId/documents", write, async (req, res) => {
-    const corpus = corpora.record(principalOf(res.locals), param(req, "corpusId"));
+    const corpus = corpora.record(principalOf(res.locals), routeParam(req, "corpusId"));
     const received = await receiveUpload(req, corpus.id, documents, upload);
     let metadata: Record<string, unknown> = {};
     try {
@@ -89,21 +87,21 @@ export function corporaRoutes({ corpora, documents, events, upload }: CorporaRou
     res.status(202).json(uploadObject(corpus.id, accepted, allRejected));
   });
   router.get("/v1/rag/corpora/:corpusId/documents", read, (req, res) => {
-    const result = documents.list(principalOf(res.locals), param(req, "corpusId"), page(req.query));
+    const result = documents.list(principalOf(res.locals), routeParam(req, "corpusId"), page(req.query));
     res.json(listObject(result.data.map(documentObject), result.hasMore));
   });
   router.get("/v1/rag/corpora/:corpusId/documents/:documentId", read, (req, res) => {
-    res.json(documentObject(documents.get(principalOf(res.locals), param(req, "corpusId"), param(req, "documentId"))));
+    res.json(documentObject(documents.get(principalOf(res.locals), routeParam(req, "corpusId"), routeParam(req, "documentId"))));
   });
   router.delete("/v1/rag/corpora/:corpusId/documents/:documentId", write, async (req, res) => {
-    await documents.delete(principalOf(res.locals), param(req, "corpusId"), param(req, "documentId"));
-    res.json({ id: param(req, "documentId"), object: "rag.document.deleted", deleted: true });
+    await documents.delete(principalOf(res.locals), routeParam(req, "corpusId"), routeParam(req, "documentId"));
+    res.json({ id: routeParam(req, "documentId"), object: "rag.document.deleted", deleted: true });
   });
 
   /** Indexing progress for progress bars: a snapshot, then every change, until the client leaves. */
   router.get("/v1/rag/corpora/:corpusId/events", read, async (req, res) => {
     const principal = principalOf(res.locals);
-    const corpus = corpora.get(principal, param(req, "corpusId"));
+    const corpus = corpora.get(principal, routeParam(req, "corpusId"));
     const sse = new SseWriter(res);
     const snapshot = (): Promise<void> => sse.send({ object: "rag.corpus.snapshot", corpus: corpusObject(corpora.get(principal, corpus.id)) });
     await snapshot();

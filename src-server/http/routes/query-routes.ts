@@ -5,6 +5,7 @@ import { citedIndexes } from "../../rag/answer/grounded-prompt.js";
 import type { QueryService, StartedQuery } from "../../rag/answer/query-service.js";
 import type { FinishReason } from "../../engine/types.js";
 import { principalOf, requireScope } from "../authenticate.js";
+import { routeParam } from "../route-param.js";
 import { toWireError } from "../error-handler.js";
 import { jsonBody } from "../json-body.js";
 import { SseWriter } from "../sse.js";
@@ -26,7 +27,7 @@ export function queryRoutes(queries: QueryService): Router {
     const body = jsonBody(req, QuerySchema);
     const started = await queries.start(
       principalOf(res.locals),
-      String((req.params as Record<string, string>).corpusId),
+      routeParam(req, "corpusId"),
       { question: body.question, topK: body.top_k, search: body.search, filter: body.filter, model: body.model, temperature: body.temperature, maxTokens: body.max_tokens },
       res.locals.signal,
     );
@@ -80,7 +81,7 @@ export function queryRoutes(queries: QueryService): Router {
   /** Retrieval without generation: the chunks a query would cite, best first. */
   router.post("/v1/rag/corpora/:corpusId/search", requireScope("rag.read"), async (req, res) => {
     const body = jsonBody(req, SearchSchema);
-    const found = await queries.retrieve(principalOf(res.locals), String((req.params as Record<string, string>).corpusId), { question: body.query, topK: body.top_k, search: body.search, filter: body.filter }, res.locals.signal);
+    const found = await queries.retrieve(principalOf(res.locals), routeParam(req, "corpusId"), { question: body.query, topK: body.top_k, search: body.search, filter: body.filter }, res.locals.signal);
     res.json({
       object: "list",
       data: found.citations.map(({ headingPath, ...c }) => ({ ...citationObject(c, false), heading_path: headingPath })),
