@@ -1,11 +1,12 @@
 /**
  * `createApp(deps)`: the Express application, built from ready components; it never
- * listens. Order: request context → host guard → health → auth → body parsing → routes
- * → 404 → error mapping.
+ * listens. Order: request context → host guard → health → workbench files → sign-in →
+ * auth → body parsing → routes → 404 → error mapping.
  */
 import express, { type Express } from "express";
 import type { Logger } from "pino";
 import type { AdminService } from "./admin/admin-service.js";
+import type { SessionService } from "./admin/session-service.js";
 import type { InferenceEngine } from "./engine/types.js";
 import type { ChatService } from "./inference/chat-service.js";
 import type { EmbeddingsService } from "./inference/embeddings-service.js";
@@ -24,18 +25,24 @@ import { requestContext } from "./http/request-context.js";
 import { adminRoutes } from "./http/routes/admin-routes.js";
 import { chatRoutes } from "./http/routes/chat-routes.js";
 import { embeddingsRoutes } from "./http/routes/embeddings-routes.js";
-import { modelsRoutes } from "./http/routes/models-routes.js";
+import { modelsRoutes, type ModelDefaults } from "./http/routes/models-routes.js";
+import { sessionRoutes } from "./http/routes/session-routes.js";
+import { workbenchStatic } from "./http/workbench-static.js";
 
 export interface AppDeps {
   logger: Logger;
   admin: AdminService;
+  sessions: SessionService;
   registry: ModelRegistry;
+  modelDefaults: ModelDefaults;
   engine: InferenceEngine;
   chat: ChatService;
   embeddings: EmbeddingsService;
   rag: { corpora: CorpusService; documents: DocumentService; queries: QueryService; events: CorpusEvents; upload: { maxFiles: number; maxFileBytes: number } };
   http: { host: string; allowedHosts: string[]; maxJsonBodyBytes: number };
   version: string;
+  /** The built workbench, served at `/` (browser mode); null = API only. */
+  rendererDir: string | null;
 }
 
 export function createApp(deps: AppDeps): Express {
@@ -49,12 +56,14 @@ export function createApp(deps: AppDeps): Express {
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok", version: deps.version, engine: deps.engine.status() });
   });
+  if (deps.rendererDir) app.use(workbenchStatic(deps.rendererDir));
+  app.use(sessionRoutes(deps.sessions));
   // Authenticate before reading a body: strangers cannot make us parse megabytes.
-  app.use("/v1", authenticate(deps.admin));
+  app.use("/v1", authenticate(deps.admin, deps.sessions));
   // Only JSON bodies are parsed here; multipart uploads stream through their route untouched.
   app.use(express.json({ limit: deps.http.maxJsonBodyBytes, strict: true }));
   app.use(corporaRoutes(deps.rag));
-  app.use(modelsRoutes(deps.registry, startedAt));
+  app.use(modelsRoutes(deps.registry, deps.modelDefaults, startedAt));
   app.use(chatRoutes(deps.chat));
   app.use(embeddingsRoutes(deps.embeddings));
   app.use(adminRoutes(deps.admin));

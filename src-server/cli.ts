@@ -5,17 +5,17 @@
 import path from "node:path";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { AdminService, DEFAULT_WORKSPACE_ID } from "./admin/admin-service.js";
-import { SCOPES, type Principal, type Scope } from "./admin/scopes.js";
+import { SCOPES, type Principal, type Scope } from "./domain/scopes.js";
 import { ConfigError, loadConfig, type Config, type ConfigInput } from "./config.js";
 import { loadCatalog } from "./models/catalog.js";
 import { formatParameterCount } from "./models/gguf-summary.js";
 import { downloadModel, type DownloadProgress } from "./models/model-download.js";
 import { ModelConfigError, ModelRegistry } from "./models/model-registry.js";
+import { packageLayout, type PackageLayout } from "./package-layout.js";
 import { startServer } from "./server.js";
 import { ApiKeyStore } from "./store/api-key-store.js";
 import { openDatabase } from "./store/database.js";
 import { WorkspaceStore } from "./store/workspace-store.js";
-import { VERSION } from "./version.js";
 
 interface CommonFlags {
   config?: string;
@@ -38,6 +38,10 @@ interface ServeFlags extends CommonFlags {
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
+
+let cachedLayout: PackageLayout | undefined;
+/** What this installation ships (catalog, version, built UI), read once when first needed. */
+const layout = (): PackageLayout => (cachedLayout ??= packageLayout(import.meta.url));
 
 function integer(value: string): number {
   const n = Number(value);
@@ -69,7 +73,7 @@ function configFrom(flags: Partial<ServeFlags>): Config {
     chat: { contextSize: flags.contextSize, sequences: flags.parallel },
     models: { bindings: parseBindings(flags.model ?? []) },
   };
-  return loadConfig({ file: flags.config, overrides });
+  return loadConfig({ defaults: { catalogPath: layout().catalogPath }, file: flags.config, overrides });
 }
 
 function withCommonOptions(command: Command): Command {
@@ -83,9 +87,13 @@ function withCommonOptions(command: Command): Command {
 
 async function serve(flags: ServeFlags): Promise<void> {
   const config = configFrom(flags);
-  const server = await startServer(config);
+  const { version, rendererDir } = layout();
+  const server = await startServer(config, { version, rendererDir });
   const out = process.stdout;
-  out.write(`Pustaka ${VERSION} listening on ${server.url}\n`);
+  out.write(`Pustaka ${version} listening on ${server.url}\n`);
+  const link = server.signInLink();
+  if (link) out.write(`  Workbench: open this link to sign in (valid until the server stops):\n    ${link}\n`);
+  else out.write("  Workbench: not built (run `npm run build`); the API works without it\n");
   out.write(`  OpenAI-compatible base URL: ${server.url}/v1\n`);
   const names = server.registry.entries.map((e) => (e.aliases.length ? `${e.id} (${e.aliases.join(", ")})` : e.id));
   out.write(`  models: ${names.length ? names.join(", ") : "none yet: run `pustaka models pull <id>` or pass --model ID=PATH"}\n`);
@@ -193,7 +201,7 @@ function parseScopes(value: string): Scope[] {
 export function buildProgram(): Command {
   const program = new Command("pustaka")
     .description("Local AI workbench: OpenAI-compatible inference and grounded answers, offline.")
-    .version(VERSION)
+    .version(layout().version)
     .showHelpAfterError();
 
   withCommonOptions(program.command("serve").description("serve the API on localhost"))

@@ -11,7 +11,7 @@ describe("loadConfig", () => {
   it("layers defaults < file < environment < flags", () => {
     const file = path.join(dir, "a.json");
     writeFileSync(file, JSON.stringify({ port: 1000, chat: { sequences: 2, contextSize: 2048 }, logLevel: "debug" }));
-    const config = loadConfig({ file, env: { PUSTAKA_PORT: "2000", PUSTAKA_DATA_DIR: dir }, overrides: { chat: { sequences: 8 } } });
+    const config = loadConfig({ defaults: { catalogPath: "/catalog.json" }, file, env: { PUSTAKA_PORT: "2000", PUSTAKA_DATA_DIR: dir }, overrides: { chat: { sequences: 8 } } });
     assert.equal(config.port, 2000);
     assert.equal(config.chat.sequences, 8);
     assert.equal(config.chat.contextSize, 2048, "nested file values survive a partial override");
@@ -22,7 +22,7 @@ describe("loadConfig", () => {
 
   it("lists every invalid field in one error", () => {
     assert.throws(
-      () => loadConfig({ env: {}, overrides: { port: 70000, chat: { sequences: 0 } } }),
+      () => loadConfig({ defaults: { catalogPath: "/catalog.json" }, env: {}, overrides: { port: 70000, chat: { sequences: 0 } } }),
       (e: unknown) => e instanceof ConfigError && /port/.test(e.message) && /chat\.sequences/.test(e.message),
     );
   });
@@ -30,15 +30,15 @@ describe("loadConfig", () => {
   it("refuses unknown keys and malformed files", () => {
     const bad = path.join(dir, "bad.json");
     writeFileSync(bad, "{ not json");
-    assert.throws(() => loadConfig({ file: bad, env: {} }), (e: unknown) => e instanceof ConfigError && /not valid JSON/.test(e.message));
+    assert.throws(() => loadConfig({ defaults: { catalogPath: "/catalog.json" }, file: bad, env: {} }), (e: unknown) => e instanceof ConfigError && /not valid JSON/.test(e.message));
     const unknown = path.join(dir, "unknown.json");
     writeFileSync(unknown, JSON.stringify({ prot: 1 }));
-    assert.throws(() => loadConfig({ file: unknown, env: {} }), (e: unknown) => e instanceof ConfigError && /prot/.test(e.message));
+    assert.throws(() => loadConfig({ defaults: { catalogPath: "/catalog.json" }, file: unknown, env: {} }), (e: unknown) => e instanceof ConfigError && /prot/.test(e.message));
   });
 
   it("takes the admin key from PUSTAKA_API_KEY only", () => {
-    assert.equal(loadConfig({ env: { PUSTAKA_API_KEY: "psk-abcdefghijklmnop" } }).apiKey, "psk-abcdefghijklmnop");
-    assert.equal(loadConfig({ env: {} }).apiKey, undefined);
+    assert.equal(loadConfig({ defaults: { catalogPath: "/catalog.json" }, env: { PUSTAKA_API_KEY: "psk-abcdefghijklmnop" } }).apiKey, "psk-abcdefghijklmnop");
+    assert.equal(loadConfig({ defaults: { catalogPath: "/catalog.json" }, env: {} }).apiKey, undefined);
   });
 
   it("mergeConfig replaces arrays and ignores undefined", () => {

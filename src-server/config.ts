@@ -6,11 +6,7 @@
 import { readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { z } from "zod";
-
-/** Root of the installed package (holds `models/catalog.json`). */
-export const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), fileURLToPath(import.meta.url).includes(`${path.sep}dist${path.sep}`) ? "../.." : "..");
 
 const positiveInt = z.number().int().positive();
 
@@ -24,8 +20,8 @@ export const ConfigSchema = z
     dataDir: z.string().min(1),
     /** Folder scanned for `.gguf` files; `models pull` downloads here. */
     modelsDir: z.string().min(1),
-    /** Model catalog (JSON); defaults to the one shipped in `models/`. */
-    catalogPath: z.string().min(1).default(path.join(PACKAGE_ROOT, "models", "catalog.json")),
+    /** Model catalog (JSON). Entry points pass the one they ship (`models/catalog.json`) as a default. */
+    catalogPath: z.string().min(1),
     /** Admin key of the default workspace (`PUSTAKA_API_KEY`); generated on first start when absent. */
     apiKey: z.string().min(16).optional(),
     /** Extra `Host` header values accepted besides loopback names and the bound host (DNS-rebinding guard). */
@@ -124,6 +120,8 @@ export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 export interface LoadConfigOptions {
+  /** Values below everything else: what the entry point (CLI, desktop app) ships, e.g. `catalogPath`. */
+  defaults?: ConfigInput;
   /** JSON config file (`--config`). */
   file?: string;
   /** Values from command-line flags; win over everything else. */
@@ -185,7 +183,7 @@ function readConfigFile(file: string): unknown {
 export function loadConfig(options: LoadConfigOptions = {}): Config {
   const env = options.env ?? process.env;
   const fileValues = options.file ? readConfigFile(options.file) : {};
-  const merged = mergeConfig(fileValues, fromEnv(env), options.overrides);
+  const merged = mergeConfig(options.defaults, fileValues, fromEnv(env), options.overrides);
   merged.dataDir ??= defaultDataDir(env);
   merged.modelsDir ??= path.join(merged.dataDir as string, "models");
   const parsed = ConfigSchema.safeParse(merged);
@@ -196,6 +194,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const config = parsed.data;
   config.dataDir = path.resolve(config.dataDir);
   config.modelsDir = path.resolve(config.modelsDir);
+  config.catalogPath = path.resolve(config.catalogPath);
   for (const [id, file] of Object.entries(config.models.bindings)) config.models.bindings[id] = path.resolve(file);
   return config;
 }

@@ -17,11 +17,26 @@ export type ErrorKind =
   | "unavailable"
   | "server";
 
+/**
+ * Where in the caller's input a problem lies, in the service's own terms. Layers below
+ * HTTP (the engine above all) say *what* is wrong with *which* input; each wire format
+ * names that place its own way (OpenAI's `messages.2.content`, Anthropic's own, ...).
+ */
+export type InputLocation =
+  | { in: "messages"; message?: number; toolCall?: number; field?: "arguments" | "toolCallId" }
+  | { in: "maxTokens" }
+  | { in: "responseFormat"; schema?: boolean }
+  | { in: "tools"; tool: number }
+  | { in: "toolChoice" }
+  | { in: "inputs"; index: number; count: number };
+
 export interface ServiceErrorOptions {
   /** Stable snake_case code clients can branch on, e.g. `model_not_found`. */
   code: string;
-  /** The request field at fault, dotted (`messages.0.content`), or null. */
+  /** The request field at fault, dotted (`messages.0.content`), or null. Set by the HTTP layer. */
   param?: string | null;
+  /** Below HTTP: the input at fault, which the wire format turns into its `param`. */
+  location?: InputLocation;
   /** Seconds a client should wait before retrying (rate limits, busy queues). */
   retryAfterSeconds?: number;
   cause?: unknown;
@@ -31,6 +46,7 @@ export class ServiceError extends Error {
   readonly kind: ErrorKind;
   readonly code: string;
   readonly param: string | null;
+  readonly location: InputLocation | undefined;
   readonly retryAfterSeconds: number | undefined;
 
   constructor(kind: ErrorKind, message: string, options: ServiceErrorOptions) {
@@ -39,6 +55,7 @@ export class ServiceError extends Error {
     this.kind = kind;
     this.code = options.code;
     this.param = options.param ?? null;
+    this.location = options.location;
     this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }
@@ -46,6 +63,11 @@ export class ServiceError extends Error {
 /** 400: the request is malformed or asks for something impossible. */
 export function invalidRequest(message: string, code = "invalid_request", param: string | null = null): ServiceError {
   return new ServiceError("invalid_request", message, { code, param });
+}
+
+/** 400 about an input named by its place in the service's terms (the engine's errors). */
+export function invalidInput(message: string, code: string, location: InputLocation): ServiceError {
+  return new ServiceError("invalid_request", message, { code, location });
 }
 
 /** 404 with a stable code such as `model_not_found`. */

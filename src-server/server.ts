@@ -1,11 +1,17 @@
 /**
- * `startServer(config)`: composes the stores, security, engine and services, builds the
- * app and listens. Returns the URL and an idempotent `close()`.
+ * The composition root of the service: `createServer(config, options)` opens the stores,
+ * key provider and engine, builds the services and the Express app, and returns them
+ * with `listen()` and an idempotent `close()` that closes everything it opened.
+ * Importing this module does nothing; the CLI, the desktop app's utility process and
+ * the tests all start the service through it.
  */
-import type { AddressInfo } from "node:net";
 import http from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import type { Express } from "express";
 import pino, { type Logger } from "pino";
 import { AdminService } from "./admin/admin-service.js";
+import { SessionService } from "./admin/session-service.js";
 import { createApp } from "./app.js";
 import type { Config } from "./config.js";
 import { LlamaEngine } from "./engine/llama-engine.js";
@@ -14,7 +20,6 @@ import { ChatService } from "./inference/chat-service.js";
 import { EmbeddingsService } from "./inference/embeddings-service.js";
 import { loadCatalog } from "./models/catalog.js";
 import { ModelRegistry } from "./models/model-registry.js";
-import path from "node:path";
 import { QueryService } from "./rag/answer/query-service.js";
 import { CorpusEvents } from "./rag/corpus-events.js";
 import { CorpusService } from "./rag/corpus-service.js";
@@ -22,131 +27,219 @@ import { DocumentService } from "./rag/document-service.js";
 import { Indexer } from "./rag/indexer.js";
 import { CorpusIndexes } from "./rag/retrieval/corpus-indexes.js";
 import { CorpusKeyring } from "./security/corpus-keyring.js";
+import { EncryptedBlobStore } from "./security/encrypted-blob-store.js";
+import type { KeyProvider } from "./security/key-provider.js";
 import { LocalKeyFileProvider } from "./security/local-key-file-provider.js";
 import { ApiKeyStore } from "./store/api-key-store.js";
 import { BlobStore } from "./store/blob-store.js";
 import { ChunkStore } from "./store/chunk-store.js";
 import { CorpusStore } from "./store/corpus-store.js";
+import { openDatabase, type Database } from "./store/database.js";
 import { DocumentStore } from "./store/document-store.js";
-import { openDatabase } from "./store/database.js";
+import { SessionStore } from "./store/session-store.js";
 import { WorkspaceStore } from "./store/workspace-store.js";
-import { VERSION } from "./version.js";
 
-export interface RunningServer {
-  url: string;
-  /** Set on the first start without PUSTAKA_API_KEY: the admin secret, to show once. */
-  generatedAdminKey: string | undefined;
+export interface ServerOptions {
+  /** The product version, reported by `/healthz` (entry points read it from their package). */
+  version: string;
+  /** Default: JSON lines on stderr at `config.logLevel`. */
+  logger?: Logger;
+  /** Folder of the built workbench UI, served at `/`; null or absent = API only. */
+  rendererDir?: string | null;
+  /**
+   * URLs of the modules worker threads load. Defaults sit beside the modules that start
+   * the workers; a bundled or packaged build passes where it put them.
+   */
+  workers?: { ggufReader?: string; documentParser?: string };
+}
+
+/** The services the app is built from, for embedders (the desktop app) and tests. */
+export interface Services {
+  admin: AdminService;
+  sessions: SessionService;
+  chat: ChatService;
+  embeddings: EmbeddingsService;
+  corpora: CorpusService;
+  documents: DocumentService;
+  queries: QueryService;
+  events: CorpusEvents;
+}
+
+export interface PustakaServer {
+  app: Express;
+  services: Services;
   registry: ModelRegistry;
   engine: InferenceEngine;
   /** In-memory corpus indexes (diagnostics and tests). */
   indexes: CorpusIndexes;
+  /** Set on the first start without `config.apiKey`: the admin secret, to show once. */
+  generatedAdminKey: string | undefined;
+  /** A link that signs a browser in to the workbench (the token rides in the fragment, never sent to the server); null without a workbench. */
+  signInLink(): string | null;
+  /** Listens on `config.host:config.port` (0 = a free port), starts background work, and resolves to the base URL. */
+  listen(): Promise<string>;
+  /** The base URL once listening. */
+  readonly url: string | undefined;
+  /** Stops listening (streams still open after 2 s are cut) and closes everything opened. Idempotent. */
   close(): Promise<void>;
 }
 
-export interface StartOptions {
-  logger?: Logger;
+/** Closes what was opened, newest first, even when one of them fails. */
+class Resources {
+  private readonly closers: (() => Promise<void> | void)[] = [];
+
+  add(close: () => Promise<void> | void): void {
+    this.closers.push(close);
+  }
+
+  async closeAll(): Promise<void> {
+    const failures: unknown[] = [];
+    for (const close of this.closers.reverse()) {
+      try {
+        await close();
+      } catch (error) {
+        failures.push(error);
+      }
+    }
+    this.closers.length = 0;
+    if (failures.length > 0) throw new AggregateError(failures, "closing the server failed");
+  }
 }
 
-export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
+export async function createServer(config: Config, options: ServerOptions): Promise<PustakaServer> {
   const logger = options.logger ?? pino({ level: config.logLevel }, pino.destination(2));
-  const db = openDatabase(config.dataDir);
-  let engine: LlamaEngine | undefined;
-  let indexer: Indexer | undefined;
-  let indexes: CorpusIndexes | undefined;
+  const resources = new Resources();
   try {
+    const db = openDatabase(config.dataDir);
+    resources.add(() => void db.close());
     const admin = new AdminService(new WorkspaceStore(db), new ApiKeyStore(db));
     const { generatedSecret } = admin.bootstrap(config.apiKey);
+    const sessions = new SessionService(new SessionStore(db));
     const registry = await ModelRegistry.build({
       modelsDir: config.modelsDir,
       catalog: loadCatalog(config.catalogPath),
       bindings: config.models.bindings,
       onWarning: (message) => logger.warn(message),
+      ggufWorkerModule: options.workers?.ggufReader,
     });
-    engine = new LlamaEngine(
+    const engine = new LlamaEngine(
       { gpu: config.engine.gpu, threads: config.engine.threads, idleUnloadSeconds: config.engine.idleUnloadSeconds, chat: config.chat, embeddings: config.embeddings },
       logger,
     );
-    const chat = new ChatService(registry, engine, config.models.defaultChat);
-    const embeddings = new EmbeddingsService(registry, engine, { defaultModel: config.models.defaultEmbedding, maxInputs: config.embeddings.maxInputs });
-    const rag = composeRag(config, db, registry, engine, logger);
-    indexer = rag.indexer;
-    indexes = rag.indexes;
+    resources.add(() => engine.close());
+    const keyProvider: KeyProvider = new LocalKeyFileProvider(config.security.keyFile ?? path.join(config.dataDir, "keys", "kek.bin"));
+    resources.add(() => keyProvider.close());
+    const rag = composeRag(config, db, registry, engine, keyProvider, logger, options.workers?.documentParser);
+    resources.add(() => rag.indexes.close());
+    resources.add(() => rag.indexer.close());
+
+    const services: Services = {
+      admin,
+      sessions,
+      chat: new ChatService(registry, engine, config.models.defaultChat),
+      embeddings: new EmbeddingsService(registry, engine, { defaultModel: config.models.defaultEmbedding, maxInputs: config.embeddings.maxInputs }),
+      ...rag.services,
+    };
     const app = createApp({
       logger,
       admin,
+      sessions,
+      registry,
+      modelDefaults: { chat: config.models.defaultChat, embedding: config.models.defaultEmbedding },
+      engine,
+      chat: services.chat,
+      embeddings: services.embeddings,
+      rag: { ...rag.services, upload: { maxFiles: config.rag.maxFilesPerUpload, maxFileBytes: config.rag.maxFileBytes } },
+      http: { host: config.host, allowedHosts: config.allowedHosts, maxJsonBodyBytes: config.limits.maxJsonBodyBytes },
+      version: options.version,
+      rendererDir: options.rendererDir ?? null,
+    });
+
+    let url: string | undefined;
+    let closing: Promise<void> | undefined;
+    return {
+      app,
+      services,
       registry,
       engine,
-      chat,
-      embeddings,
-      rag: rag.services,
-      http: { host: config.host, allowedHosts: config.allowedHosts, maxJsonBodyBytes: config.limits.maxJsonBodyBytes },
-      version: VERSION,
-    });
-    const server = http.createServer(app);
-    // Generations can be long: no socket timeout while a response is being written.
-    server.requestTimeout = 0;
-    server.keepAliveTimeout = 65_000;
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(config.port, config.host, () => {
-        server.off("error", reject);
-        resolve();
-      });
-    });
-    const address = server.address() as AddressInfo;
-    const hostForUrl = address.family === "IPv6" ? `[${address.address}]` : address.address;
-    const url = `http://${hostForUrl}:${address.port}`;
-    logger.info({ url, models: registry.entries.map((e) => e.id) }, "listening");
-    rag.indexer.start();
-    const purge = setInterval(() => rag.services.corpora.purgeExpiredKeys(), 3600_000);
-    purge.unref();
-    const runningIndexer = rag.indexer;
-    const runningIndexes = rag.indexes;
-
-    let closing: Promise<void> | undefined;
-    const runningEngine = engine;
-    return {
-      url,
+      indexes: rag.indexes,
       generatedAdminKey: generatedSecret,
-      registry,
-      engine: runningEngine,
-      indexes: runningIndexes,
-      close: () => {
-        closing ??= (async () => {
-          await new Promise<void>((resolve) => {
-            server.close(() => resolve());
-            server.closeIdleConnections();
-            // Streams still open after a grace period are cut.
-            setTimeout(() => server.closeAllConnections(), 2000).unref();
+      get url() {
+        return url;
+      },
+      signInLink() {
+        if (!options.rendererDir || !url) return null;
+        return `${url}/#signin=${sessions.issueSignInToken()}`;
+      },
+      async listen() {
+        if (closing) throw new Error("the server was closed");
+        if (url) return url;
+        const server = http.createServer(app);
+        // Generations can be long: no socket timeout while a response is being written.
+        server.requestTimeout = 0;
+        server.keepAliveTimeout = 65_000;
+        await new Promise<void>((resolve, reject) => {
+          server.once("error", reject);
+          server.listen(config.port, config.host, () => {
+            server.off("error", reject);
+            resolve();
           });
-          clearInterval(purge);
-          await runningIndexer.close();
-          await runningIndexes.close();
-          await runningEngine.close();
-          db.close();
-        })();
+        });
+        resources.add(
+          () =>
+            new Promise<void>((resolve) => {
+              server.close(() => resolve());
+              server.closeIdleConnections();
+              // Streams still open after a grace period are cut.
+              setTimeout(() => server.closeAllConnections(), 2000).unref();
+            }),
+        );
+        const address = server.address() as AddressInfo;
+        const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+        url = `http://${host}:${address.port}`;
+        logger.info({ url, models: registry.entries.map((e) => e.id) }, "listening");
+        rag.indexer.start();
+        const purge = setInterval(() => {
+          rag.services.corpora.purgeExpiredKeys();
+          sessions.purgeExpired();
+        }, 3600_000);
+        purge.unref();
+        resources.add(() => clearInterval(purge));
+        return url;
+      },
+      close() {
+        closing ??= resources.closeAll();
         return closing;
       },
     };
   } catch (error) {
-    await indexer?.close();
-    await indexes?.close();
-    await engine?.close();
-    db.close();
+    await resources.closeAll().catch(() => undefined);
     throw error;
   }
 }
 
+/** `createServer` then `listen`: the URL and the running server. */
+export async function startServer(config: Config, options: ServerOptions): Promise<PustakaServer & { url: string }> {
+  const server = await createServer(config, options);
+  try {
+    await server.listen();
+  } catch (error) {
+    await server.close();
+    throw error;
+  }
+  return server as PustakaServer & { url: string };
+}
+
 /** The grounded-answer half: stores, keys, indexes, services and the indexing worker. */
-function composeRag(config: Config, db: ReturnType<typeof openDatabase>, registry: ModelRegistry, engine: LlamaEngine, logger: Logger) {
+function composeRag(config: Config, db: Database, registry: ModelRegistry, engine: LlamaEngine, keyProvider: KeyProvider, logger: Logger, parserModule: string | undefined) {
   const corpusStore = new CorpusStore(db);
   const documentStore = new DocumentStore(db);
   const chunkStore = new ChunkStore(db);
-  const keyring = new CorpusKeyring(new LocalKeyFileProvider(config.security.keyFile ?? path.join(config.dataDir, "keys", "kek.bin")), corpusStore);
-  const blobs = new BlobStore(path.join(config.dataDir, "blobs"));
+  const keyring = new CorpusKeyring(keyProvider, corpusStore);
+  const blobs = new EncryptedBlobStore(new BlobStore(path.join(config.dataDir, "blobs")), keyring);
   const indexes = new CorpusIndexes(chunkStore, keyring);
   const events = new CorpusEvents();
-  const corpora = new CorpusService({ corpora: corpusStore, keyring, blobs, indexes, events, registry });
+  const corpora = new CorpusService({ corpora: corpusStore, keyring, blobs, indexes, events, registry, defaultEmbeddingModel: config.models.defaultEmbedding });
   const indexer = new Indexer(
     { corpora: corpusStore, documents: documentStore, chunks: chunkStore, blobs, keyring, indexes, events, registry, engine, logger },
     {
@@ -155,9 +248,10 @@ function composeRag(config: Config, db: ReturnType<typeof openDatabase>, registr
       overlapTokens: config.rag.chunkOverlapTokens,
       embedBatch: config.rag.embedBatch,
       parseTimeoutMs: config.rag.parseTimeoutSeconds * 1000,
+      parserModule,
     },
   );
-  const documents = new DocumentService({ documents: documentStore, corpora, keyring, blobs, indexes, events, onQueued: () => indexer.wake(), maxFileBytes: config.rag.maxFileBytes });
+  const documents = new DocumentService({ documents: documentStore, corpora, blobs, indexes, events, onQueued: () => indexer.wake(), maxFileBytes: config.rag.maxFileBytes });
   const queries = new QueryService({
     corpora,
     documents: documentStore,
@@ -171,9 +265,5 @@ function composeRag(config: Config, db: ReturnType<typeof openDatabase>, registr
     fusion: { method: config.rag.hybridFusion, vectorWeight: config.rag.hybridVectorWeight },
   });
   corpora.purgeExpiredKeys();
-  return {
-    indexer,
-    indexes,
-    services: { corpora, documents, queries, events, upload: { maxFiles: config.rag.maxFilesPerUpload, maxFileBytes: config.rag.maxFileBytes } },
-  };
+  return { indexer, indexes, services: { corpora, documents, queries, events } };
 }

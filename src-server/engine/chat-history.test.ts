@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ServiceError } from "../errors.js";
+import { isDeepStrictEqual } from "node:util";
 import { toLlamaHistory } from "./chat-history.js";
 
 describe("toLlamaHistory", () => {
@@ -47,7 +48,7 @@ describe("toLlamaHistory", () => {
   it("rejects tool messages without a matching call, and calls without results", () => {
     assert.throws(
       () => toLlamaHistory([{ role: "user", content: "x" }, { role: "tool", toolCallId: "nope", content: "r" }]),
-      (e: unknown) => e instanceof ServiceError && e.code === "invalid_tool_message" && e.param === "messages.1.tool_call_id",
+      (e: unknown) => e instanceof ServiceError && e.code === "invalid_tool_message" && isDeepStrictEqual(e.location, { in: "messages", message: 1, field: "toolCallId" }),
     );
     assert.throws(
       () => toLlamaHistory([{ role: "user", content: "x" }, { role: "assistant", content: null, toolCalls: [{ id: "c", name: "f", arguments: "{}" }] }]),
@@ -58,7 +59,7 @@ describe("toLlamaHistory", () => {
   it("rejects tool-call arguments that are not JSON, naming the field", () => {
     assert.throws(
       () => toLlamaHistory([{ role: "assistant", content: null, toolCalls: [{ id: "c", name: "f", arguments: "{oops" }] }, { role: "tool", toolCallId: "c", content: "" }]),
-      (e: unknown) => e instanceof ServiceError && e.param === "messages.0.tool_calls.0.function.arguments",
+      (e: unknown) => e instanceof ServiceError && isDeepStrictEqual(e.location, { in: "messages", message: 0, toolCall: 0, field: "arguments" }),
     );
   });
 });

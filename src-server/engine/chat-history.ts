@@ -3,15 +3,15 @@
  * and function definitions.
  */
 import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelFunctions, ChatModelResponse } from "node-llama-cpp";
-import { invalidRequest } from "../errors.js";
+import { invalidInput, type InputLocation } from "../errors.js";
 import { toGrammarSchema } from "./grammar-schema.js";
 import type { ChatMessage, ToolDefinition } from "./types.js";
 
-function parseArguments(text: string, param: string): unknown {
+function parseArguments(text: string, location: InputLocation): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch {
-    throw invalidRequest(`${param} is not valid JSON`, "invalid_tool_arguments", param);
+    throw invalidInput("the arguments of a tool call are not valid JSON", "invalid_tool_arguments", location);
   }
 }
 
@@ -49,7 +49,7 @@ export function toLlamaHistory(messages: readonly ChatMessage[]): ChatHistoryIte
           const functionCall: ChatModelFunctionCall = {
             type: "functionCall",
             name: call.name,
-            params: parseArguments(call.arguments, `messages.${i}.tool_calls.${j}.function.arguments`),
+            params: parseArguments(call.arguments, { in: "messages", message: i, toolCall: j, field: "arguments" }),
             result: undefined,
             startsNewChunk: j === 0 ? true : undefined,
           };
@@ -61,10 +61,10 @@ export function toLlamaHistory(messages: readonly ChatMessage[]): ChatHistoryIte
       case "tool": {
         const call = pendingCalls.get(message.toolCallId);
         if (!call) {
-          throw invalidRequest(
-            `messages.${i}: a 'tool' message must answer a tool_call_id of a preceding assistant message ('${message.toolCallId}' is unknown)`,
+          throw invalidInput(
+            `message ${i}: a tool result must answer a call of a preceding assistant message ('${message.toolCallId}' is unknown)`,
             "invalid_tool_message",
-            `messages.${i}.tool_call_id`,
+            { in: "messages", message: i, field: "toolCallId" },
           );
         }
         pendingCalls.delete(message.toolCallId);
@@ -75,7 +75,7 @@ export function toLlamaHistory(messages: readonly ChatMessage[]): ChatHistoryIte
   });
   if (pendingCalls.size > 0) {
     const ids = [...pendingCalls.keys()].join(", ");
-    throw invalidRequest(`an assistant message with 'tool_calls' must be followed by tool messages answering each call (missing: ${ids})`, "invalid_tool_message", "messages");
+    throw invalidInput(`an assistant message with tool calls must be followed by tool results answering each call (missing: ${ids})`, "invalid_tool_message", { in: "messages" });
   }
   if (last()?.type !== "model") history.push({ type: "model", response: [] });
   return history;
@@ -87,7 +87,7 @@ export function toLlamaFunctions(tools: readonly ToolDefinition[]): ChatModelFun
   tools.forEach((tool, i) => {
     functions[tool.name] = {
       description: tool.description,
-      params: tool.parameters ? toGrammarSchema(tool.parameters, `tools.${i}.function.parameters`) : undefined,
+      params: tool.parameters ? toGrammarSchema(tool.parameters, { in: "tools", tool: i }) : undefined,
     };
   });
   return functions;

@@ -3,7 +3,7 @@
  * sequence) and the token stream, turned from callbacks into an async generator.
  */
 import { LlamaChat, TokenMeter, type ChatHistoryItem, type ChatModelFunctions, type ChatWrapper, type Llama, type LlamaContextSequence, type LlamaGrammar, type LlamaModel } from "node-llama-cpp";
-import { invalidRequest, type ServiceError } from "../errors.js";
+import { invalidInput, type InputLocation, type ServiceError } from "../errors.js";
 import { randomBase62 } from "../ids.js";
 import { AsyncQueue } from "./async-queue.js";
 import { toLlamaFunctions, toLlamaHistory } from "./chat-history.js";
@@ -29,20 +29,20 @@ export interface StartChatArgs {
   onDone: () => void;
 }
 
-function contextLengthExceeded(message: string, param: string): ServiceError {
-  return invalidRequest(message, "context_length_exceeded", param);
+function contextLengthExceeded(message: string, location: InputLocation): ServiceError {
+  return invalidInput(message, "context_length_exceeded", location);
 }
 
 async function createGrammar(llama: Llama, format: ResponseFormat): Promise<LlamaGrammar | undefined> {
   if (format.type === "text") return undefined;
   if (format.type === "json_object") return llama.getGrammarFor("json");
-  const param = "response_format.json_schema.schema";
-  const schema = toGrammarSchema(format.schema, param);
+  const location: InputLocation = { in: "responseFormat", schema: true };
+  const schema = toGrammarSchema(format.schema, location);
   try {
     // The schema was validated above; node-llama-cpp types it by its literal shape.
     return await llama.createGrammarForJsonSchema(schema as never);
   } catch (error) {
-    throw invalidRequest(`${param} is not supported: ${(error as Error).message}`, "unsupported_json_schema", param);
+    throw invalidInput(`the JSON schema is not supported: ${(error as Error).message}`, "unsupported_json_schema", location);
   }
 }
 
@@ -80,7 +80,7 @@ export async function startChatRun(args: StartChatArgs): Promise<ChatRun> {
     const choice = input.toolChoice;
     const usesTools = choice !== "none" && input.tools.length > 0;
     if (usesTools && input.responseFormat.type !== "text") {
-      throw invalidRequest("response_format cannot be combined with tools on this server", "unsupported_parameter_combination", "response_format");
+      throw invalidInput("a response format cannot be combined with tools on this server", "unsupported_parameter_combination", { in: "responseFormat" });
     }
     if (choice === "required" || typeof choice === "object") {
       forced = planForcedToolCall(history, input.tools, choice);
@@ -93,12 +93,12 @@ export async function startChatRun(args: StartChatArgs): Promise<ChatRun> {
     }
     promptTokens = countPromptTokens(slot.wrapper, model, history, functions);
     if (promptTokens >= slot.contextSize) {
-      throw contextLengthExceeded(`This model's context is ${slot.contextSize} tokens per request, but the messages take ${promptTokens} tokens. Shorten the messages.`, "messages");
+      throw contextLengthExceeded(`This model's context is ${slot.contextSize} tokens per request, but the messages take ${promptTokens} tokens. Shorten the messages.`, { in: "messages" });
     }
     if (input.maxTokens !== undefined && promptTokens + input.maxTokens > slot.contextSize) {
       throw contextLengthExceeded(
-        `This model's context is ${slot.contextSize} tokens per request; you asked for ${promptTokens + input.maxTokens} tokens (${promptTokens} in the messages, ${input.maxTokens} in the completion). Reduce max_tokens or the messages.`,
-        "max_tokens",
+        `This model's context is ${slot.contextSize} tokens per request; you asked for ${promptTokens + input.maxTokens} tokens (${promptTokens} in the messages, ${input.maxTokens} in the completion). Lower the completion limit or shorten the messages.`,
+        { in: "maxTokens" },
       );
     }
     maxTokens = input.maxTokens ?? slot.contextSize - promptTokens;

@@ -3,7 +3,7 @@
  * all concurrent requests share the pool, so contexts never sit idle while work waits.
  */
 import type { LlamaModel } from "node-llama-cpp";
-import { invalidRequest } from "../errors.js";
+import { invalidInput } from "../errors.js";
 import type { EmbedSlot } from "./loaded-model.js";
 import type { EmbeddingResult } from "./types.js";
 
@@ -24,8 +24,8 @@ export async function embedInputs(slot: EmbedSlot, model: LlamaModel, inputs: st
     // +2: the beginning/end tokens the embedding context adds.
     const tokens = model.tokenize(text, false).length + 2;
     if (tokens >= slot.contextSize) {
-      const param = inputs.length === 1 ? "input" : `input.${i}`;
-      throw invalidRequest(`${param} is ${tokens} tokens; this model accepts at most ${slot.contextSize - 1} tokens per input`, "context_length_exceeded", param);
+      const which = inputs.length === 1 ? "the input" : `input ${i}`;
+      throw invalidInput(`${which} is ${tokens} tokens; this model accepts at most ${slot.contextSize - 1} tokens per input`, "context_length_exceeded", { in: "inputs", index: i, count: inputs.length });
     }
     promptTokens += tokens;
   });

@@ -32,7 +32,7 @@ describe("planForcedToolCall", () => {
 
   it("keeps cut-short output as raw arguments, and refuses unknown or missing tools", () => {
     assert.equal(planForcedToolCall(history, tools, { name: "get_time" }).toToolCalls('{"zone": "Asi')[0]?.arguments, '{"zone": "Asi');
-    assert.throws(() => planForcedToolCall(history, tools, { name: "nope" }), (e: unknown) => e instanceof ServiceError && e.param === "tool_choice");
-    assert.throws(() => planForcedToolCall(history, [], "required"), (e: unknown) => e instanceof ServiceError && e.param === "tool_choice");
+    assert.throws(() => planForcedToolCall(history, tools, { name: "nope" }), (e: unknown) => e instanceof ServiceError && e.location?.in === "toolChoice");
+    assert.throws(() => planForcedToolCall(history, [], "required"), (e: unknown) => e instanceof ServiceError && e.location?.in === "toolChoice");
   });
 });

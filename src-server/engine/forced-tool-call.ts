@@ -4,7 +4,7 @@
  * described in a system message and can only produce JSON that is a valid call.
  */
 import type { ChatHistoryItem, GbnfJsonSchema } from "node-llama-cpp";
-import { invalidRequest } from "../errors.js";
+import { invalidInput } from "../errors.js";
 import { randomBase62 } from "../ids.js";
 import { toGrammarSchema } from "./grammar-schema.js";
 import type { ToolCall, ToolDefinition } from "./types.js";
@@ -19,10 +19,10 @@ export interface ForcedToolPlan {
 const NO_PARAMS = { type: "object", properties: {} };
 
 export function planForcedToolCall(history: ChatHistoryItem[], tools: readonly ToolDefinition[], choice: "required" | { name: string }): ForcedToolPlan {
-  if (tools.length === 0) throw invalidRequest("tool_choice requires at least one tool in 'tools'", "invalid_parameter", "tool_choice");
+  if (tools.length === 0) throw invalidInput("forcing a tool call needs at least one tool", "invalid_parameter", { in: "toolChoice" });
   const candidates = typeof choice === "object" ? tools.filter((t) => t.name === choice.name) : [...tools];
-  if (candidates.length === 0) throw invalidRequest(`tool_choice names '${(choice as { name: string }).name}', which is not in 'tools'`, "invalid_parameter", "tool_choice");
-  const params = (tool: ToolDefinition, i: number) => toGrammarSchema(tool.parameters ?? NO_PARAMS, `tools.${tools.indexOf(tool) >= 0 ? tools.indexOf(tool) : i}.function.parameters`);
+  if (candidates.length === 0) throw invalidInput(`the forced tool '${(choice as { name: string }).name}' is not among the tools offered`, "invalid_parameter", { in: "toolChoice" });
+  const params = (tool: ToolDefinition, i: number) => toGrammarSchema(tool.parameters ?? NO_PARAMS, { in: "tools", tool: tools.indexOf(tool) >= 0 ? tools.indexOf(tool) : i });
 
   const single = candidates.length === 1 ? candidates[0]! : null;
   const schema: GbnfJsonSchema = single

@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { ServiceError } from "../errors.js";
 import { toGrammarSchema } from "./grammar-schema.js";
 
-const P = "response_format.json_schema.schema";
+const P = { in: "responseFormat", schema: true } as const;
 
 describe("toGrammarSchema", () => {
   it("drops annotations but keeps property names that look like keywords", () => {
@@ -28,15 +28,15 @@ describe("toGrammarSchema", () => {
 
   it("refuses what a grammar cannot enforce, naming the keyword and its place", () => {
     const refused: [unknown, RegExp][] = [
-      [{ type: "frobnicate" }, /\.type: unknown type "frobnicate"/],
-      [{ type: "object", properties: { n: { type: "integer", minimum: 0 } } }, /\.properties\.n\.minimum: the keyword 'minimum'/],
+      [{ type: "frobnicate" }, /at 'type': unknown type "frobnicate"/],
+      [{ type: "object", properties: { n: { type: "integer", minimum: 0 } } }, /at 'properties\.n\.minimum': the keyword 'minimum'/],
       [{ type: "string", pattern: "^a" }, /'pattern'/],
       [{ type: "string", format: "email" }, /format "email"/],
       [{ $ref: "http://example.com/schema" }, /local references/],
       ["not a schema", /must be a JSON object/],
     ];
     for (const [schema, message] of refused) {
-      assert.throws(() => toGrammarSchema(schema, P), (e: unknown) => e instanceof ServiceError && e.code === "unsupported_json_schema" && e.param === P && message.test(e.message));
+      assert.throws(() => toGrammarSchema(schema, P), (e: unknown) => e instanceof ServiceError && e.code === "unsupported_json_schema" && e.location === P && e.param === null && message.test(e.message));
     }
   });
 

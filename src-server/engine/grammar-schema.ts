@@ -5,7 +5,7 @@
  * it is, rather than silently producing output that ignores it.
  */
 import type { GbnfJsonSchema } from "node-llama-cpp";
-import { invalidRequest } from "../errors.js";
+import { invalidInput, type InputLocation } from "../errors.js";
 
 const TYPES = new Set(["string", "number", "integer", "boolean", "null", "object", "array"]);
 const ANNOTATIONS = new Set(["$schema", "$id", "title", "examples", "default", "strict", "$comment", "deprecated", "readOnly", "writeOnly"]);
@@ -24,11 +24,11 @@ function isObject(value: unknown): value is Json {
 }
 
 /**
- * Validates and normalises `schema`. `param` names the request field for errors,
- * e.g. `response_format.json_schema.schema`.
+ * Validates and normalises `schema`. `location` is the input that holds it (the
+ * response format's schema, a tool's parameters); errors name the keyword's path in it.
  */
-export function toGrammarSchema(schema: unknown, param: string): GbnfJsonSchema {
-  const fail = (where: string, message: string) => invalidRequest(`${param}${where}: ${message}`, "unsupported_json_schema", param);
+export function toGrammarSchema(schema: unknown, location: InputLocation): GbnfJsonSchema {
+  const fail = (where: string, message: string) => invalidInput(`JSON schema${where ? ` at '${where.slice(1)}'` : ""}: ${message}`, "unsupported_json_schema", location);
 
   function walk(node: unknown, where: string, depth: number): Json {
     if (depth > MAX_DEPTH) throw fail(where, `nested deeper than ${MAX_DEPTH} levels`);

@@ -4,7 +4,7 @@
  */
 import { getLlama, LlamaLogLevel, type Llama } from "node-llama-cpp";
 import type { Logger } from "pino";
-import { invalidRequest } from "../errors.js";
+import { unavailable } from "../errors.js";
 import type { ModelEntry } from "../models/model-registry.js";
 import { startChatRun } from "./chat-run.js";
 import { embedInputs } from "./embed-inputs.js";
@@ -113,7 +113,7 @@ export class LlamaEngine implements InferenceEngine {
 
   /** Loads (once) and pins a model until `release` is called. */
   private async acquire(entry: ModelEntry): Promise<{ loaded: LoadedModel; release: () => void }> {
-    if (this.closed) throw invalidRequest("the server is shutting down", "server_shutting_down");
+    if (this.closed) throw unavailable("the server is shutting down", "server_shutting_down");
     const key = entry.gguf.path;
     let loaded: LoadedModel;
     // Loop: an idle unload may dispose the model between our lookup and our pin.

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ServiceError } from "../errors.js";
-import { toWireError } from "./error-handler.js";
+import { openAiParam, toWireError } from "./error-handler.js";
 
 describe("toWireError", () => {
   const table: [ServiceError, number, string][] = [
@@ -22,6 +22,22 @@ describe("toWireError", () => {
       assert.deepEqual(wire.body, { error: { message: "m", type, param: null, code: "c" } });
     });
   }
+
+  it("names an input located below HTTP the way OpenAI does", () => {
+    const cases: [Parameters<typeof openAiParam>[0], string][] = [
+      [{ in: "messages" }, "messages"],
+      [{ in: "messages", message: 2, field: "toolCallId" }, "messages.2.tool_call_id"],
+      [{ in: "messages", message: 0, toolCall: 1, field: "arguments" }, "messages.0.tool_calls.1.function.arguments"],
+      [{ in: "maxTokens" }, "max_tokens"],
+      [{ in: "responseFormat", schema: true }, "response_format.json_schema.schema"],
+      [{ in: "tools", tool: 3 }, "tools.3.function.parameters"],
+      [{ in: "inputs", index: 0, count: 1 }, "input"],
+      [{ in: "inputs", index: 4, count: 9 }, "input.4"],
+    ];
+    for (const [location, param] of cases) assert.equal(openAiParam(location), param);
+    const wire = toWireError(new ServiceError("invalid_request", "too long", { code: "context_length_exceeded", location: { in: "inputs", index: 1, count: 2 } }));
+    assert.equal(wire.body.error.param, "input.1");
+  });
 
   it("keeps Retry-After for rate limits", () => {
     assert.equal(toWireError(new ServiceError("rate_limit", "slow", { code: "rate_limit_exceeded", retryAfterSeconds: 7 })).retryAfter, 7);

@@ -3,7 +3,7 @@
  * No stack traces leave the process; unexpected errors are logged with the request id.
  */
 import type { ErrorRequestHandler, RequestHandler, Response } from "express";
-import { ServiceError, type ErrorKind } from "../errors.js";
+import { ServiceError, type ErrorKind, type InputLocation } from "../errors.js";
 
 const STATUS: Record<ErrorKind, { status: number; type: string }> = {
   invalid_request: { status: 400, type: "invalid_request_error" },
@@ -22,13 +22,37 @@ export interface WireError {
   error: { message: string; type: string; param: string | null; code: string | null };
 }
 
+/** OpenAI's name for an input the service located (`messages.1.tool_call_id`, `input.3`, ...). */
+export function openAiParam(location: InputLocation): string {
+  switch (location.in) {
+    case "messages": {
+      if (location.message === undefined) return "messages";
+      const base = `messages.${location.message}`;
+      if (location.field === "toolCallId") return `${base}.tool_call_id`;
+      if (location.toolCall !== undefined) return `${base}.tool_calls.${location.toolCall}${location.field === "arguments" ? ".function.arguments" : ""}`;
+      return base;
+    }
+    case "maxTokens":
+      return "max_tokens";
+    case "responseFormat":
+      return location.schema ? "response_format.json_schema.schema" : "response_format";
+    case "tools":
+      return `tools.${location.tool}.function.parameters`;
+    case "toolChoice":
+      return "tool_choice";
+    case "inputs":
+      return location.count === 1 ? "input" : `input.${location.index}`;
+  }
+}
+
 /** The wire body and status for any thrown value. */
 export function toWireError(error: unknown): { status: number; body: WireError; retryAfter?: number } {
   const known = asServiceError(error);
   const { status, type } = STATUS[known.kind];
+  const param = known.param ?? (known.location ? openAiParam(known.location) : null);
   return {
     status,
-    body: { error: { message: known.message, type, param: known.param, code: known.code } },
+    body: { error: { message: known.message, type, param, code: known.code } },
     ...(known.retryAfterSeconds !== undefined ? { retryAfter: known.retryAfterSeconds } : {}),
   };
 }

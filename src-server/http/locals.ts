@@ -1,6 +1,6 @@
 /** What the HTTP layer attaches to every response, typed once. */
 import type { Logger } from "pino";
-import type { Principal } from "../admin/scopes.js";
+import type { Principal } from "../domain/scopes.js";
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace

@@ -30,7 +30,7 @@ export class ChatService {
 
   /** Resolves the model and admits the generation (errors here precede any output). */
   async start(modelName: string | undefined, input: ChatGenerationInput, signal: AbortSignal): Promise<StartedChat> {
-    const model = modelName ?? this.defaultModel;
+    const model = modelName ?? this.registry.defaultName("chat", this.defaultModel);
     const entry = this.registry.resolve(model);
     if (entry.type !== "chat") {
       throw invalidRequest(`'${model}' is an embedding model (${entry.gguf.architecture}); it cannot generate chat completions`, "model_not_supported", "model");

@@ -19,7 +19,7 @@ export class EmbeddingsService {
   ) {}
 
   async embed(modelName: string | undefined, inputs: string[], signal: AbortSignal, dimensions?: number): Promise<EmbeddingsOutput> {
-    const model = modelName ?? this.options.defaultModel;
+    const model = modelName ?? this.registry.defaultName("embedding", this.options.defaultModel);
     const entry = this.registry.resolve(model);
     if (inputs.length > this.options.maxInputs) {
       throw invalidRequest(`input has ${inputs.length} items; at most ${this.options.maxInputs} are allowed per request`, "too_many_inputs", "input");

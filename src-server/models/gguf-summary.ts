@@ -79,9 +79,10 @@ export type SummaryResult = { ok: true; summary: GgufSummary } | { ok: false; er
  * Reads many GGUF headers in a short-lived worker thread. node-llama-cpp's reader
  * allocates tens of megabytes per file (vocabularies, tensor tables) that the main
  * process's heap would keep as resident memory long after; the worker's heap is
- * returned to the system when it exits.
+ * returned to the system when it exits. `workerModule` is the URL of this module as the
+ * worker must load it (a bundled or packaged build passes its own).
  */
-export async function readGgufSummaries(files: string[]): Promise<SummaryResult[]> {
+export async function readGgufSummaries(files: string[], workerModule: string = import.meta.url): Promise<SummaryResult[]> {
   if (files.length === 0) return [];
   const source = `
     const { parentPort, workerData } = require("node:worker_threads");
@@ -95,7 +96,7 @@ export async function readGgufSummaries(files: string[]): Promise<SummaryResult[
       }
       parentPort.postMessage(results);
     }, (error) => parentPort.postMessage({ fatal: String(error && error.stack || error) }));`;
-  const worker = new Worker(source, { eval: true, workerData: { module: import.meta.url, files } });
+  const worker = new Worker(source, { eval: true, workerData: { module: workerModule, files } });
   try {
     const message = await new Promise<SummaryResult[] | { fatal: string }>((resolve, reject) => {
       worker.once("message", resolve);

@@ -87,4 +87,35 @@ describe("ModelRegistry", () => {
   it("derives ids from file names", () => {
     assert.equal(idFromFilename("/m/Qwen2.5-7B-Instruct Q4_K_M.gguf"), "qwen2.5-7b-instruct-q4_k_m");
   });
+
+  it("adds files at run time with their catalog identity and free aliases, and refuses bad ones", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "pustaka-models-"));
+    const registry = await ModelRegistry.build({ modelsDir: dir, catalog, bindings: {} });
+    assert.equal(registry.entries.length, 0);
+    copyFileSync(tinyModel("stories260K"), path.join(dir, "stories260K.gguf"));
+    const added = await registry.addFile(path.join(dir, "stories260K.gguf"));
+    assert.equal(added.id, "stories-catalog", "a catalog file gets its catalog id");
+    assert.deepEqual(added.aliases, ["svc-merlion-13b"], "and the chat alias it can serve, not the 1024-dim one");
+    assert.equal(registry.resolve("svc-merlion-13b"), added);
+    assert.equal(await registry.addFile(path.join(dir, "stories260K.gguf")), added, "adding twice is a no-op");
+    const named = await registry.addFile(tinyModel("llama-2-tiny-random"), { id: "my-tiny" });
+    assert.equal(registry.find("my-tiny"), named);
+    await assert.rejects(registry.addFile(tinyModel("llama-2-tiny-random").replace(".gguf", "-copy.gguf")), ModelConfigError);
+    writeFileSync(path.join(dir, "junk.gguf"), "not a gguf");
+    await assert.rejects(registry.addFile(path.join(dir, "junk.gguf")), /cannot read model file/);
+    copyFileSync(tinyModel("stories260K"), path.join(dir, "other.gguf"));
+    await assert.rejects(registry.addFile(path.join(dir, "other.gguf"), { id: "my-tiny" }), /already in use/);
+    await assert.rejects(registry.addFile(path.join(dir, "other.gguf"), { id: "Bad Id" }), /lowercase/);
+  });
+
+  it("defaults to the configured model when it can serve, else to the first model of the type", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "pustaka-models-"));
+    const empty = await ModelRegistry.build({ modelsDir: dir, catalog, bindings: {} });
+    assert.equal(empty.defaultName("chat", "svc-merlion-13b"), "svc-merlion-13b", "nothing to fall back to: the configured name (its lookup explains how to get it)");
+    const onlyTiny = await ModelRegistry.build({ modelsDir: dir, catalog, bindings: { tiny: tinyModel("llama-2-tiny-random") } });
+    assert.equal(onlyTiny.defaultName("chat", "svc-merlion-13b"), "tiny");
+    assert.equal(onlyTiny.defaultName("embedding", "svc-embed-1024"), "svc-embed-1024", "a chat model is never an embedding default");
+    const withAlias = await ModelRegistry.build({ modelsDir: dir, catalog, bindings: { tiny: tinyModel("llama-2-tiny-random"), "svc-merlion-13b": tinyModel("stories260K") } });
+    assert.equal(withAlias.defaultName("chat", "svc-merlion-13b"), "svc-merlion-13b");
+  });
 });

@@ -56,14 +56,22 @@ async function findGgufFiles(dir: string, depth = 3): Promise<string[]> {
 
 export class ModelRegistry {
   private readonly byName = new Map<string, ModelEntry>();
+  private readonly list: ModelEntry[];
 
   private constructor(
-    readonly entries: readonly ModelEntry[],
+    entries: ModelEntry[],
     readonly catalog: Catalog,
+    private readonly ggufWorkerModule: string | undefined,
   ) {
+    this.list = entries;
     for (const entry of entries) {
       for (const name of [entry.id, ...entry.aliases]) this.byName.set(name, entry);
     }
+  }
+
+  /** Every model, in the order found (bindings first). */
+  get entries(): readonly ModelEntry[] {
+    return this.list;
   }
 
   /**
@@ -76,6 +84,8 @@ export class ModelRegistry {
     bindings: Record<string, string>;
     /** Told about files in the models directory that are skipped. */
     onWarning?: (message: string) => void;
+    /** URL of `gguf-summary` for its reader worker (bundled builds); default: beside this module. */
+    ggufWorkerModule?: string;
   }): Promise<ModelRegistry> {
     const { catalog, bindings } = options;
     const catalogByFile = new Map(catalog.models.map((m) => [m.source.filename.toLowerCase(), m]));
@@ -87,7 +97,7 @@ export class ModelRegistry {
     // Every header is read up front, in one worker (see readGgufSummaries).
     const scanned = (await findGgufFiles(options.modelsDir)).filter((file) => !Object.values(bindings).includes(file));
     const files = [...new Set([...Object.values(bindings), ...scanned])];
-    const summaries = new Map((await readGgufSummaries(files)).map((result, i) => [files[i]!, result]));
+    const summaries = new Map((await readGgufSummaries(files, options.ggufWorkerModule)).map((result, i) => [files[i]!, result]));
 
     const addFile = (file: string, id: string, origin: ModelEntry["origin"]): ModelEntry => {
       const existing = byPath.get(file);
@@ -140,7 +150,47 @@ export class ModelRegistry {
       if (problem) options.onWarning?.(problem);
       else target.aliases.push(alias.id);
     }
-    return new ModelRegistry(entries, catalog);
+    return new ModelRegistry(entries, catalog, options.ggufWorkerModule);
+  }
+
+  /**
+   * Adds a GGUF file at run time (a finished download, a file the user picked): read in
+   * the header worker, named after its catalog entry or file name (or `id`), and given
+   * the catalog aliases it can serve and that nothing else serves yet. A file already
+   * registered is returned as it is. Throws `ModelConfigError` for an unreadable file
+   * or a taken id.
+   */
+  async addFile(file: string, options: { id?: string; origin?: ModelEntry["origin"] } = {}): Promise<ModelEntry> {
+    const existing = this.list.find((e) => e.gguf.path === file);
+    if (existing) return existing;
+    const [result] = await readGgufSummaries([file], this.ggufWorkerModule);
+    if (!result?.ok) throw new ModelConfigError(`cannot read model file ${file}: ${result?.error ?? "not read"}`);
+    const catalogModel = this.catalog.models.find((m) => m.source.filename.toLowerCase() === path.basename(file).toLowerCase()) ?? null;
+    const taken = new Set(this.byName.keys());
+    if (options.id !== undefined) {
+      if (!MODEL_ID.test(options.id)) throw new ModelConfigError(`'${options.id}': ids are lowercase letters, digits and . _ : -`);
+      if (taken.has(options.id)) throw new ModelConfigError(`the id '${options.id}' is already in use`);
+    }
+    const id = options.id ?? (catalogModel && !taken.has(catalogModel.id) ? catalogModel.id : uniqueId(idFromFilename(file), taken));
+    const entry: ModelEntry = { id, type: result.summary.type, aliases: [], gguf: result.summary, catalog: catalogModel, origin: options.origin ?? (catalogModel ? "catalog" : "scan") };
+    for (const alias of this.catalog.aliases) {
+      if (alias.target === catalogModel?.id && !this.byName.has(alias.id) && aliasMismatch(alias, entry) === null) entry.aliases.push(alias.id);
+    }
+    this.list.push(entry);
+    for (const name of [entry.id, ...entry.aliases]) this.byName.set(name, entry);
+    return entry;
+  }
+
+  /**
+   * The model a request that names none gets: `preferred` (the configured default, e.g.
+   * `svc-merlion-13b`) when it is available with that type, else the first model of that
+   * type, so a machine with only a starter model still answers. With no model of that
+   * type at all, `preferred` (whose lookup then fails with a hint to pull it).
+   */
+  defaultName(type: ModelType, preferred: string): string {
+    const wanted = this.byName.get(preferred);
+    if (wanted?.type === type) return preferred;
+    return this.list.find((e) => e.type === type)?.id ?? preferred;
   }
 
   /** The entry for an id or alias, or undefined. */

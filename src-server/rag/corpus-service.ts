@@ -2,12 +2,12 @@
  * Corpora: create, read, update, delete, with status derived from their documents.
  * Corpora belong to a workspace; another workspace's corpus does not exist for the caller.
  */
-import type { Principal } from "../admin/scopes.js";
+import type { Principal } from "../domain/scopes.js";
 import { invalidRequest, notFound } from "../errors.js";
 import { newId, nowSeconds } from "../ids.js";
 import type { ModelRegistry } from "../models/model-registry.js";
 import type { CorpusKeyring } from "../security/corpus-keyring.js";
-import type { BlobStore } from "../store/blob-store.js";
+import type { EncryptedBlobStore } from "../security/encrypted-blob-store.js";
 import type { CorpusRecord, CorpusStore, DocumentCounts } from "../store/corpus-store.js";
 import type { Page, PageRequest } from "../store/pagination.js";
 import type { ChunkingStrategy } from "./chunking/types.js";
@@ -25,7 +25,8 @@ export interface CorpusView extends CorpusRecord {
 export interface CreateCorpusInput {
   name: string;
   chunking: ChunkingStrategy;
-  embeddingModel: string;
+  /** Default: the server's default embedding model (see `ModelRegistry.defaultName`). */
+  embeddingModel?: string | undefined;
   retentionDays: number;
   metadata: Record<string, string>;
 }
@@ -40,26 +41,29 @@ export function deriveStatus(counts: DocumentCounts): CorpusStatus {
 export interface CorpusServiceDeps {
   corpora: CorpusStore;
   keyring: CorpusKeyring;
-  blobs: BlobStore;
+  blobs: EncryptedBlobStore;
   indexes: CorpusIndexes;
   events: CorpusEvents;
   registry: ModelRegistry;
+  /** The configured default embedding model (`svc-embed-1024`). */
+  defaultEmbeddingModel: string;
 }
 
 export class CorpusService {
   constructor(private readonly deps: CorpusServiceDeps) {}
 
   async create(principal: Principal, input: CreateCorpusInput): Promise<CorpusView> {
-    const model = this.deps.registry.resolve(input.embeddingModel, "embedding_model");
+    const embeddingModel = input.embeddingModel ?? this.deps.registry.defaultName("embedding", this.deps.defaultEmbeddingModel);
+    const model = this.deps.registry.resolve(embeddingModel, "embedding_model");
     const dimensions = model.gguf.embeddingLength;
-    if (!dimensions) throw invalidRequest(`'${input.embeddingModel}' does not say how wide its embeddings are`, "model_not_supported", "embedding_model");
+    if (!dimensions) throw invalidRequest(`'${embeddingModel}' does not say how wide its embeddings are`, "model_not_supported", "embedding_model");
     const now = nowSeconds();
     const record: CorpusRecord = {
       id: newId("corp_"),
       workspaceId: principal.workspaceId,
       name: input.name,
       chunking: input.chunking,
-      embeddingModel: input.embeddingModel,
+      embeddingModel,
       dimensions,
       retentionDays: input.retentionDays,
       metadata: input.metadata,

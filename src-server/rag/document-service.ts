@@ -4,12 +4,11 @@
  * own, without failing the rest of the batch.
  */
 import { createHash } from "node:crypto";
-import { Transform, type Readable } from "node:stream";
-import type { Principal } from "../admin/scopes.js";
+import type { Readable } from "node:stream";
+import type { Principal } from "../domain/scopes.js";
 import { notFound } from "../errors.js";
 import { newId, nowSeconds } from "../ids.js";
-import type { CorpusKeyring } from "../security/corpus-keyring.js";
-import type { BlobStore } from "../store/blob-store.js";
+import type { EncryptedBlobStore } from "../security/encrypted-blob-store.js";
 import type { DocumentRecord, DocumentStore } from "../store/document-store.js";
 import type { Page, PageRequest } from "../store/pagination.js";
 import type { CorpusEvents } from "./corpus-events.js";
@@ -48,8 +47,7 @@ export class FileTooLargeError extends Error {}
 export interface DocumentServiceDeps {
   documents: DocumentStore;
   corpora: CorpusService;
-  keyring: CorpusKeyring;
-  blobs: BlobStore;
+  blobs: EncryptedBlobStore;
   indexes: CorpusIndexes;
   events: CorpusEvents;
   /** Called when documents were queued, to wake the indexer. */
@@ -80,20 +78,16 @@ export class DocumentService {
     const head: Buffer[] = [];
     let headBytes = 0;
     let bytes = 0;
-    const meter = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        hash.update(chunk);
-        bytes += chunk.length;
-        if (headBytes < SNIFF_BYTES) {
-          head.push(chunk.subarray(0, SNIFF_BYTES - headBytes));
-          headBytes += Math.min(chunk.length, SNIFF_BYTES - headBytes);
-        }
-        done(null, chunk);
-      },
-    });
-    const cipher = await this.deps.keyring.cipher(corpusId);
+    const meter = (chunk: Buffer): void => {
+      hash.update(chunk);
+      bytes += chunk.length;
+      if (headBytes < SNIFF_BYTES) {
+        head.push(chunk.subarray(0, SNIFF_BYTES - headBytes));
+        headBytes += Math.min(chunk.length, SNIFF_BYTES - headBytes);
+      }
+    };
     try {
-      await this.deps.blobs.write(cipher, corpusId, documentId, source, [meter]);
+      await this.deps.blobs.write(corpusId, documentId, source, meter);
     } catch (error) {
       await this.deps.blobs.delete(corpusId, documentId).catch(() => undefined);
       throw error;

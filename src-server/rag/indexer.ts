@@ -9,7 +9,7 @@ import type { InferenceEngine } from "../engine/types.js";
 import { newId, nowSeconds } from "../ids.js";
 import type { ModelRegistry } from "../models/model-registry.js";
 import type { CorpusKeyring } from "../security/corpus-keyring.js";
-import type { BlobStore } from "../store/blob-store.js";
+import type { EncryptedBlobStore } from "../security/encrypted-blob-store.js";
 import type { ChunkStore, SealedChunk } from "../store/chunk-store.js";
 import type { CorpusStore } from "../store/corpus-store.js";
 import type { DocumentRecord, DocumentStore } from "../store/document-store.js";
@@ -31,13 +31,15 @@ export interface IndexerOptions {
   embedBatch: number;
   /** Parser limits for hostile input. */
   parseTimeoutMs: number;
+  /** URL of the parser module for the parse worker (bundled builds); default: beside the parser. */
+  parserModule?: string | undefined;
 }
 
 export interface IndexerDeps {
   corpora: CorpusStore;
   documents: DocumentStore;
   chunks: ChunkStore;
-  blobs: BlobStore;
+  blobs: EncryptedBlobStore;
   keyring: CorpusKeyring;
   indexes: CorpusIndexes;
   events: CorpusEvents;
@@ -113,8 +115,8 @@ export class Indexer {
     };
     progress("parsing", 0, 1);
     const cipher = await this.deps.keyring.cipher(corpusId);
-    const bytes = await this.deps.blobs.read(cipher, corpusId, document.id);
-    const parsed = await parseDocument(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), document.format, { timeoutMs: this.options.parseTimeoutMs });
+    const bytes = await this.deps.blobs.read(corpusId, document.id);
+    const parsed = await parseDocument(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), document.format, { timeoutMs: this.options.parseTimeoutMs, parserModule: this.options.parserModule });
     bytes.fill(0);
     timings.pages = parsed.pageCount;
     lap("parseMs");

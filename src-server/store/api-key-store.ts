@@ -1,5 +1,5 @@
 /** SQLite access for API keys. Secrets are never stored, only their SHA-256. */
-import type { Scope } from "../admin/scopes.js";
+import type { Scope } from "../domain/scopes.js";
 import type { Database } from "./database.js";
 import { readPage, type Page, type PageRequest } from "./pagination.js";
 

@@ -1,5 +1,5 @@
 /** SQLite access for corpora and their wrapped data keys. */
-import type { ChunkingStrategy } from "../rag/chunking/types.js";
+import type { ChunkingStrategy } from "../domain/vocabulary.js";
 import type { Database } from "./database.js";
 import { readPage, type Page, type PageRequest } from "./pagination.js";
 

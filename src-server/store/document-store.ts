@@ -1,5 +1,5 @@
 /** SQLite access for documents and their indexing state (the persistent job queue). */
-import type { DocumentFormat } from "../rag/ingest/types.js";
+import type { DocumentFormat } from "../domain/vocabulary.js";
 import type { Database } from "./database.js";
 import { readPage, type Page, type PageRequest } from "./pagination.js";
 

@@ -6,23 +6,33 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pino from "pino";
-import { loadConfig, mergeConfig, type ConfigInput } from "../../src-server/config.js";
 import { randomBase62 } from "../../src-server/ids.js";
-import { startServer, type RunningServer } from "../../src-server/server.js";
+import { loadConfig, mergeConfig, packageLayout, startServer, type ConfigInput, type PustakaServer } from "../../src-server/index.js";
 
 export interface TestServer {
   url: string;
   /** Admin key of the default workspace. */
   key: string;
   dataDir: string;
-  server: RunningServer;
+  server: PustakaServer & { url: string };
   /** fetch relative to the server with the admin key (or `key`) and JSON handling. */
   call(method: string, route: string, body?: unknown, key?: string | null): Promise<{ status: number; headers: Headers; json: any }>;
   close(): Promise<void>;
 }
 
-export async function startTestServer(options: { bindings: Record<string, string>; config?: ConfigInput }): Promise<TestServer> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "pustaka-it-"));
+export interface TestServerOptions {
+  bindings: Record<string, string>;
+  config?: ConfigInput;
+  /** Serve a workbench build from here (browser mode). */
+  rendererDir?: string;
+  /** Reuse a data directory (restarts); it is then left in place on close. */
+  dataDir?: string;
+  /** Where the server's JSON log lines go (default: silent unless PUSTAKA_TEST_LOG). */
+  logStream?: NodeJS.WritableStream;
+}
+
+export async function startTestServer(options: TestServerOptions): Promise<TestServer> {
+  const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), "pustaka-it-"));
   const key = `psk-test-${randomBase62(32)}`;
   const defaults: ConfigInput = {
     port: 0,
@@ -35,8 +45,10 @@ export async function startTestServer(options: { bindings: Record<string, string
     engine: { threads: 1, idleUnloadSeconds: 0, gpu: "cpu" },
     models: { bindings: options.bindings },
   };
-  const config = loadConfig({ env: {}, overrides: mergeConfig(defaults, options.config) });
-  const server = await startServer(config, { logger: pino({ level: process.env.PUSTAKA_TEST_LOG ?? "silent" }) });
+  const layout = packageLayout();
+  const config = loadConfig({ env: {}, defaults: { catalogPath: layout.catalogPath }, overrides: mergeConfig(defaults, options.config) });
+  const logger = options.logStream ? pino({ level: "debug" }, options.logStream) : pino({ level: process.env.PUSTAKA_TEST_LOG ?? "silent" });
+  const server = await startServer(config, { version: layout.version, logger, rendererDir: options.rendererDir ?? null });
   return {
     url: server.url,
     key,
@@ -58,7 +70,7 @@ export async function startTestServer(options: { bindings: Record<string, string
     },
     async close() {
       await server.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

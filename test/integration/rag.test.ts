@@ -89,12 +89,13 @@ describe("grounded answers", () => {
     const res = await t.call("POST", `/v1/rag/corpora/${corpusId}/query`, { question, top_k: 3, include_citations: false, max_tokens: 60 });
     assert.equal(res.status, 200, JSON.stringify(res.json));
     assert.equal(res.json.object, "rag.answer");
+    assert.equal(res.json.grounded, true);
     assert.match(res.json.id, /^ans_/);
     assert.ok(res.json.answer.length > 0);
     assert.ok(res.json.citations.length > 0, "citations are returned even when include_citations is false");
     assert.equal(res.json.citations[0].filename, "lrt-laluan-bayu-q2-2024.md");
     for (const c of res.json.citations) {
-      assert.deepEqual(Object.keys(c).sort(), ["chunk_id", "cited", "document_id", "filename", "index", "metadata", "page", "score", "text"]);
+      assert.deepEqual(Object.keys(c).sort(), ["chunk_id", "cited", "document_id", "filename", "index", "metadata", "page", "page_end", "page_start", "score", "text"]);
       assert.equal(typeof c.cited, "boolean");
     }
     assert.ok(res.json.usage.prompt_tokens > 0 && res.json.usage.completion_tokens > 0);
@@ -111,6 +112,7 @@ describe("grounded answers", () => {
     assert.ok(deltas.every((d) => d.id === events.at(-1).id));
     const final = events.at(-1);
     assert.equal(final.object, "rag.answer.citations", "the citation event ends the stream");
+    assert.equal(final.grounded, true);
     assert.equal(final.citations[0].filename, "lrt-laluan-bayu-q2-2024.md");
     assert.ok(final.usage.completion_tokens > 0);
     assert.ok(!events.includes("[DONE]"));
@@ -119,6 +121,8 @@ describe("grounded answers", () => {
   it("says the corpus does not contain an answer instead of inventing one", async () => {
     const en = await t.call("POST", `/v1/rag/corpora/${corpusId}/query`, { question: "What is the melting point of tungsten in kelvin?" });
     assert.equal(en.json.answer, "The corpus does not contain information that answers this question.");
+    assert.equal(en.json.grounded, false, "an answer without sources says so in a field, not only in words");
+    assert.ok(en.json.citations.every((c: any) => c.cited === false));
     assert.ok(Array.isArray(en.json.citations));
     // Keyword search trusts any match; a Malay question about something absent matches nothing.
     const ms = await t.call("POST", `/v1/rag/corpora/${corpusId}/query`, { question: "Siapakah pengarang novel Salina?", search: "keyword" });

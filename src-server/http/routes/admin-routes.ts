@@ -4,7 +4,7 @@ import type { AdminService } from "../../admin/admin-service.js";
 import { principalOf } from "../authenticate.js";
 import { jsonBody } from "../json-body.js";
 import { parseWith } from "../validate.js";
-import { CreateKeySchema, CreateWorkspaceSchema, apiKeyObject, workspaceObject } from "../wire/admin-wire.js";
+import { CreateKeySchema, CreateWorkspaceSchema, apiKeyObject, createdApiKeyObject, principalObject, workspaceObject } from "../wire/admin-wire.js";
 import { ListQuerySchema, listObject, toPageRequest } from "../wire/list-wire.js";
 
 export function adminRoutes(admin: AdminService): Router {
@@ -25,7 +25,7 @@ export function adminRoutes(admin: AdminService): Router {
   router.post("/v1/admin/workspaces/:workspaceId/api_keys", (req, res) => {
     const body = jsonBody(req, CreateKeySchema);
     const created = admin.createKey(principalOf(res.locals), req.params.workspaceId, { name: body.name, scopes: body.scopes, expiresInDays: body.expires_in_days });
-    res.status(201).json({ ...apiKeyObject(created.key), secret: created.secret });
+    res.status(201).json(createdApiKeyObject(created.key, created.secret));
   });
   router.get("/v1/admin/workspaces/:workspaceId/api_keys", (req, res) => {
     const result = admin.listKeys(principalOf(res.locals), req.params.workspaceId, page(req.query));
@@ -36,8 +36,7 @@ export function adminRoutes(admin: AdminService): Router {
   });
   /** Who am I: the caller's workspace, key and scopes (used by the desktop UI). */
   router.get("/v1/me", (_req, res) => {
-    const p = principalOf(res.locals);
-    res.json({ object: "principal", workspace_id: p.workspaceId, key_id: p.keyId, key_name: p.keyName, scopes: [...p.scopes] });
+    res.json(principalObject(principalOf(res.locals)));
   });
   return router;
 }

@@ -11,7 +11,18 @@ import { receiveUpload, type UploadLimits } from "../multipart-upload.js";
 import { SseWriter } from "../sse.js";
 import { parseWith } from "../validate.js";
 import { ListQuerySchema, listObject, toPageRequest } from "../wire/list-wire.js";
-import { CreateCorpusSchema, PatchCorpusSchema, UploadMetadataSchema, corpusObject, documentObject, uploadObject } from "../wire/rag-wire.js";
+import {
+  CreateCorpusSchema,
+  PatchCorpusSchema,
+  UploadMetadataSchema,
+  corpusDeletedObject,
+  corpusEventObject,
+  corpusObject,
+  corpusSnapshotEvent,
+  documentDeletedObject,
+  documentObject,
+  uploadObject,
+} from "../wire/rag-wire.js";
 
 export interface CorporaRouteDeps {
   corpora: CorpusService;
@@ -50,7 +61,7 @@ export function corporaRoutes({ corpora, documents, events, upload }: CorporaRou
   });
   router.delete("/v1/rag/corpora/:corpusId", write, async (req, res) => {
     const deleted = await corpora.delete(principalOf(res.locals), routeParam(req, "corpusId"));
-    res.json({ id: deleted.id, object: "rag.corpus.deleted", deleted: true, tombstone_expires_at: deleted.tombstoneExpiresAt });
+    res.json(corpusDeletedObject(deleted.id, deleted.tombstoneExpiresAt));
   });
 
   router.post("/v1/rag/corpora/:corpusId/documents", write, async (req, res) => {
@@ -95,7 +106,7 @@ export function corporaRoutes({ corpora, documents, events, upload }: CorporaRou
   });
   router.delete("/v1/rag/corpora/:corpusId/documents/:documentId", write, async (req, res) => {
     await documents.delete(principalOf(res.locals), routeParam(req, "corpusId"), routeParam(req, "documentId"));
-    res.json({ id: routeParam(req, "documentId"), object: "rag.document.deleted", deleted: true });
+    res.json(documentDeletedObject(routeParam(req, "documentId")));
   });
 
   /** Indexing progress for progress bars: a snapshot, then every change, until the client leaves. */
@@ -103,29 +114,14 @@ export function corporaRoutes({ corpora, documents, events, upload }: CorporaRou
     const principal = principalOf(res.locals);
     const corpus = corpora.get(principal, routeParam(req, "corpusId"));
     const sse = new SseWriter(res);
-    const snapshot = (): Promise<void> => sse.send({ object: "rag.corpus.snapshot", corpus: corpusObject(corpora.get(principal, corpus.id)) });
+    const snapshot = (): Promise<void> => sse.send(corpusSnapshotEvent(corpora.get(principal, corpus.id)));
     await snapshot();
     let chain = Promise.resolve();
     const unsubscribe = events.subscribe(corpus.id, (event) => {
       chain = chain.then(async () => {
-        if (event.type === "corpus.deleted") {
-          await sse.send({ object: "rag.corpus.deleted", id: corpus.id });
-          sse.end();
-          return;
-        }
-        if (event.type === "document.progress") {
-          await sse.send({ object: "rag.document.progress", document_id: event.documentId, stage: event.stage, done: event.done, total: event.total });
-          return;
-        }
-        const timings = event.timings && {
-          parse_ms: Math.round(event.timings.parseMs),
-          chunk_ms: Math.round(event.timings.chunkMs),
-          embed_ms: Math.round(event.timings.embedMs),
-          store_ms: Math.round(event.timings.storeMs),
-          pages: event.timings.pages,
-        };
-        await sse.send({ object: "rag.document.status", document_id: event.documentId, status: event.status, error: event.error, chunk_count: event.chunkCount, ...(timings ? { timings } : {}) });
-        await snapshot();
+        await sse.send(corpusEventObject(corpus.id, event));
+        if (event.type === "corpus.deleted") sse.end();
+        else if (event.type === "document.status") await snapshot();
       });
     });
     const keepAlive = setInterval(() => void sse.comment("keep-alive"), 15_000);

@@ -4,15 +4,23 @@ import type { ModelRegistry } from "../../models/model-registry.js";
 import { requireScope } from "../authenticate.js";
 import { modelNames, modelObject } from "../wire/models-wire.js";
 
-export function modelsRoutes(registry: ModelRegistry, startedAt: number): Router {
+/** The configured default names per type (`svc-merlion-13b`, `svc-embed-1024`). */
+export interface ModelDefaults {
+  chat: string;
+  embedding: string;
+}
+
+export function modelsRoutes(registry: ModelRegistry, defaults: ModelDefaults, startedAt: number): Router {
   const router = Router();
+  const isDefault = (name: string, type: "chat" | "embedding") => registry.defaultName(type, defaults[type]) === name;
   router.get("/v1/models", requireScope("inference"), (_req, res) => {
-    res.json({ object: "list", data: modelNames(registry.entries).map(({ name, entry }) => modelObject(name, entry, startedAt)) });
+    res.json({ object: "list", data: modelNames(registry.entries).map(({ name, entry }) => modelObject(name, entry, startedAt, isDefault(name, entry.type))) });
   });
   router.get("/v1/models/{*id}", requireScope("inference"), (req, res) => {
     const raw = (req.params as { id: string | string[] }).id;
     const name = Array.isArray(raw) ? raw.join("/") : raw;
-    res.json(modelObject(name, registry.resolve(name, "model"), startedAt));
+    const entry = registry.resolve(name, "model");
+    res.json(modelObject(name, entry, startedAt, isDefault(name, entry.type)));
   });
   return router;
 }

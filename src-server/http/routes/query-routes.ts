@@ -1,28 +1,24 @@
 /** POST /v1/rag/corpora/{id}/query: grounded answers, streamed or not, always with citations. */
 import { Router } from "express";
-import { newId, nowSeconds } from "../../ids.js";
-import { citedIndexes } from "../../rag/answer/grounded-prompt.js";
-import type { QueryService, StartedQuery } from "../../rag/answer/query-service.js";
 import type { FinishReason } from "../../engine/types.js";
+import { newId, nowSeconds } from "../../ids.js";
+import type { QueryService, StartedQuery } from "../../rag/answer/query-service.js";
 import { principalOf, requireScope } from "../authenticate.js";
-import { routeParam } from "../route-param.js";
 import { toWireError } from "../error-handler.js";
 import { jsonBody } from "../json-body.js";
+import { routeParam } from "../route-param.js";
 import { SseWriter } from "../sse.js";
-import { QuerySchema, SearchSchema, citationObject } from "../wire/rag-wire.js";
-
-function finalParts(started: StartedQuery, answer: string, completionTokens: number, finishReason: FinishReason) {
-  const cited = citedIndexes(answer, started.citations.length);
-  const promptTokens = (started.run?.promptTokens ?? 0) + started.queryTokens;
-  return {
-    citations: started.citations.map((c) => citationObject(c, cited.has(c.index))),
-    usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
-    finish_reason: finishReason,
-  };
-}
+import { QuerySchema, SearchSchema, answerCitationsEvent, answerDeltaEvent, answerObject, searchResultObject, type AnswerEnding } from "../wire/rag-wire.js";
 
 export function queryRoutes(queries: QueryService): Router {
   const router = Router();
+  const ending = (started: StartedQuery, answer: string, completionTokens: number, finishReason: FinishReason): AnswerEnding => ({
+    citations: queries.citationsFor(started, answer),
+    promptTokens: (started.run?.promptTokens ?? 0) + started.queryTokens,
+    completionTokens,
+    finishReason,
+  });
+
   router.post("/v1/rag/corpora/:corpusId/query", requireScope("rag.read"), requireScope("inference"), async (req, res) => {
     const body = jsonBody(req, QuerySchema);
     const started = await queries.start(
@@ -45,8 +41,7 @@ export function queryRoutes(queries: QueryService): Router {
           }
         }
       }
-      const parts = finalParts(started, answer, completionTokens, finishReason);
-      res.json({ id, object: "rag.answer", corpus_id: started.corpusId, model: started.model, answer: answer.trim(), ...parts, created_at: nowSeconds() });
+      res.json(answerObject(id, started, answer.trim(), ending(started, answer, completionTokens, finishReason), nowSeconds()));
       return;
     }
     const sse = new SseWriter(res);
@@ -57,14 +52,14 @@ export function queryRoutes(queries: QueryService): Router {
       let finishReason: FinishReason = "stop";
       if (started.fallback !== null) {
         answer = started.fallback;
-        await sse.send({ object: "rag.answer.delta", id, delta: answer });
+        await sse.send(answerDeltaEvent(id, answer));
       }
       if (started.run) {
         for await (const event of started.run.events) {
           if (sse.closed) break;
           if (event.type === "text") {
             answer += event.text;
-            if (event.text) await sse.send({ object: "rag.answer.delta", id, delta: event.text });
+            if (event.text) await sse.send(answerDeltaEvent(id, event.text));
           } else {
             completionTokens = event.completionTokens;
             finishReason = event.finishReason;
@@ -72,7 +67,7 @@ export function queryRoutes(queries: QueryService): Router {
         }
       }
       // The citation event ends the stream (spec: streamed queries end with it).
-      await sse.send({ object: "rag.answer.citations", id, ...finalParts(started, answer, completionTokens, finishReason) });
+      await sse.send(answerCitationsEvent(id, started, ending(started, answer, completionTokens, finishReason)));
     } catch (error) {
       await sse.send(toWireError(error).body);
     }
@@ -82,12 +77,7 @@ export function queryRoutes(queries: QueryService): Router {
   router.post("/v1/rag/corpora/:corpusId/search", requireScope("rag.read"), async (req, res) => {
     const body = jsonBody(req, SearchSchema);
     const found = await queries.retrieve(principalOf(res.locals), routeParam(req, "corpusId"), { question: body.query, topK: body.top_k, search: body.search, filter: body.filter }, res.locals.signal);
-    res.json({
-      object: "list",
-      data: found.citations.map(({ headingPath, ...c }) => ({ ...citationObject(c, false), heading_path: headingPath })),
-      relevant: found.relevant,
-      best_similarity: found.bestSimilarity,
-    });
+    res.json(searchResultObject(found));
   });
   return router;
 }

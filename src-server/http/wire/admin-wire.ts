@@ -1,6 +1,7 @@
 /** Workspaces and API keys on the wire. Secrets appear only in the creation response. */
 import { z } from "zod";
-import { SCOPES } from "../../admin/scopes.js";
+import type * as Api from "../../contract/index.js";
+import { SCOPES, type Principal } from "../../domain/scopes.js";
 import type { ApiKeyRecord } from "../../store/api-key-store.js";
 import type { WorkspaceRecord } from "../../store/workspace-store.js";
 
@@ -14,11 +15,11 @@ export const CreateKeySchema = z
   })
   .strict();
 
-export const workspaceObject = (w: WorkspaceRecord) => ({ id: w.id, object: "workspace" as const, name: w.name, created_at: w.createdAt });
+export const workspaceObject = (w: WorkspaceRecord): Api.Workspace => ({ id: w.id, object: "workspace", name: w.name, created_at: w.createdAt });
 
-export const apiKeyObject = (k: ApiKeyRecord) => ({
+export const apiKeyObject = (k: ApiKeyRecord): Api.ApiKey => ({
   id: k.id,
-  object: "api_key" as const,
+  object: "api_key",
   workspace_id: k.workspaceId,
   name: k.name,
   prefix: k.prefix,
@@ -28,3 +29,7 @@ export const apiKeyObject = (k: ApiKeyRecord) => ({
   revoked_at: k.revokedAt,
   last_used_at: k.lastUsedAt,
 });
+
+export const createdApiKeyObject = (k: ApiKeyRecord, secret: string): Api.CreatedApiKey => ({ ...apiKeyObject(k), secret });
+
+export const principalObject = (p: Principal): Api.Principal => ({ object: "principal", workspace_id: p.workspaceId, key_id: p.keyId, key_name: p.keyName, scopes: [...p.scopes] });

@@ -4,6 +4,7 @@
  * engine's input, and the response and chunk objects.
  */
 import { z } from "zod";
+import type * as Api from "../../contract/index.js";
 import type { ChatEvent, ChatGenerationInput, ChatMessage, FinishReason, ResponseFormat, ToolCall } from "../../engine/types.js";
 import { invalidRequest } from "../../errors.js";
 
@@ -206,10 +207,10 @@ const wireUsage = (u: Usage) => ({ prompt_tokens: u.promptTokens, completion_tok
 const wireToolCalls = (calls: ToolCall[]) => calls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: c.arguments } }));
 
 /** The non-streamed `chat.completion` object. */
-export function chatCompletionObject(meta: CompletionMeta, result: { content: string; toolCalls: ToolCall[]; finishReason: FinishReason; usage: Usage }) {
+export function chatCompletionObject(meta: CompletionMeta, result: { content: string; toolCalls: ToolCall[]; finishReason: FinishReason; usage: Usage }): Api.ChatCompletion {
   return {
     id: meta.id,
-    object: "chat.completion" as const,
+    object: "chat.completion",
     created: meta.created,
     model: meta.model,
     system_fingerprint: null,
@@ -239,10 +240,10 @@ export async function* chatChunks(
   events: AsyncIterable<ChatEvent>,
   promptTokens: number,
   includeUsage: boolean,
-): AsyncGenerator<unknown, void, undefined> {
+): AsyncGenerator<Api.ChatCompletionChunk, void, undefined> {
   const base = { id: meta.id, object: "chat.completion.chunk" as const, created: meta.created, model: meta.model, system_fingerprint: null };
   const usageField = includeUsage ? { usage: null } : {};
-  const chunk = (delta: Record<string, unknown>, finishReason: FinishReason | null) => ({
+  const chunk = (delta: Api.ChatCompletionChunk["choices"][number]["delta"], finishReason: FinishReason | null): Api.ChatCompletionChunk => ({
     ...base,
     choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
     ...usageField,

@@ -1,5 +1,6 @@
 /** OpenAI embeddings wire format. */
 import { z } from "zod";
+import type { EmbeddingList } from "../../contract/index.js";
 import { invalidRequest } from "../../errors.js";
 
 /** Longest single input string accepted before tokenising (characters). */
@@ -49,9 +50,9 @@ export function toBase64(vector: Float32Array): string {
   return bytes.toString("base64");
 }
 
-export function embeddingsObject(model: string, vectors: Float32Array[], format: "float" | "base64", promptTokens: number) {
+export function embeddingsObject(model: string, vectors: Float32Array[], format: "float" | "base64", promptTokens: number): EmbeddingList {
   return {
-    object: "list" as const,
+    object: "list",
     data: vectors.map((vector, index) => ({
       object: "embedding" as const,
       index,

@@ -1,5 +1,6 @@
 /** Paginated lists: `?limit&after&before&order` in, OpenAI's list object out. */
 import { z } from "zod";
+import type { ListPage } from "../../contract/index.js";
 import type { PageRequest } from "../../store/pagination.js";
 
 export const ListQuerySchema = z
@@ -15,6 +16,6 @@ export function toPageRequest(query: z.infer<typeof ListQuerySchema>): PageReque
   return { limit: query.limit, order: query.order, after: query.after, before: query.before };
 }
 
-export function listObject<T extends { id: string }>(data: T[], hasMore: boolean) {
-  return { object: "list" as const, data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: hasMore };
+export function listObject<T extends { id: string }>(data: T[], hasMore: boolean): ListPage<T> {
+  return { object: "list", data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: hasMore };
 }

@@ -1,13 +1,14 @@
 /** Model objects: OpenAI's `model` plus what serves it. */
+import type * as Api from "../../contract/index.js";
 import { formatParameterCount } from "../../models/gguf-summary.js";
 import type { ModelEntry } from "../../models/model-registry.js";
 
 /** One object per name: the canonical id and each alias, all describing the same file. */
-export function modelObject(name: string, entry: ModelEntry, created: number) {
+export function modelObject(name: string, entry: ModelEntry, created: number, isDefault: boolean): Api.Model {
   const { gguf } = entry;
   return {
     id: name,
-    object: "model" as const,
+    object: "model",
     created,
     owned_by: "pustaka",
     type: entry.type,
@@ -17,6 +18,7 @@ export function modelObject(name: string, entry: ModelEntry, created: number) {
     ...(entry.type === "embedding" ? { dimensions: gguf.embeddingLength } : {}),
     languages: entry.catalog?.languages ?? [],
     license: entry.catalog?.license ?? null,
+    is_default: isDefault,
     backing: {
       file: gguf.path,
       bytes: gguf.bytes,

@@ -5,11 +5,12 @@ import { citedIndexes, groundedMessages, looksMalay, notInCorpusAnswer } from ".
 describe("grounded prompt", () => {
   it("numbers the sources with where they come from, and asks for [n] citations", () => {
     const [system, user] = groundedMessages("Bila banjir?", [
-      { index: 1, filename: "a.pdf", page: 3, headingPath: ["Laporan", "Banjir"], text: "Banjir pada Disember." },
-      { index: 2, filename: "b.md", page: null, headingPath: [], text: "Other." },
+      { index: 1, filename: "a.pdf", pageStart: 3, pageEnd: 3, headingPath: ["Laporan", "Banjir"], text: "Banjir pada Disember." },
+      { index: 2, filename: "b.md", pageStart: null, pageEnd: null, headingPath: [], text: "Other." },
+      { index: 3, filename: "c.pdf", pageStart: 1, pageEnd: 2, headingPath: [], text: "Across." },
     ]);
     assert.match(system!.content as string, /\[1\]/);
-    assert.match(user!.content as string, /\[1\] \(a\.pdf, page 3, Laporan > Banjir\)\nBanjir pada Disember\.\n\n\[2\] \(b\.md\)\nOther\.\n\nQuestion: Bila banjir\?$/);
+    assert.match(user!.content as string, /\[1\] \(a\.pdf, page 3, Laporan > Banjir\)\nBanjir pada Disember\.\n\n\[2\] \(b\.md\)\nOther\.\n\n\[3\] \(c\.pdf, pages 1–2\)\nAcross\.\n\nQuestion: Bila banjir\?$/);
   });
 
   it("finds the sources an answer cites, ignoring numbers out of range", () => {

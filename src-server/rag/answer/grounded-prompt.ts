@@ -7,7 +7,8 @@ import type { ChatMessage } from "../../engine/types.js";
 export interface PromptSource {
   index: number;
   filename: string;
-  page: number | null;
+  pageStart: number | null;
+  pageEnd: number | null;
   headingPath: string[];
   text: string;
 }
@@ -31,7 +32,8 @@ export function notInCorpusAnswer(question: string): string {
 export function groundedMessages(question: string, sources: PromptSource[]): ChatMessage[] {
   const listed = sources
     .map((s) => {
-      const where = [s.filename, s.page ? `page ${s.page}` : null, s.headingPath.length ? s.headingPath.join(" > ") : null].filter(Boolean).join(", ");
+      const pages = s.pageStart === null ? null : s.pageEnd !== null && s.pageEnd !== s.pageStart ? `pages ${s.pageStart}–${s.pageEnd}` : `page ${s.pageStart}`;
+      const where = [s.filename, pages, s.headingPath.length ? s.headingPath.join(" > ") : null].filter(Boolean).join(", ");
       return `[${s.index}] (${where})\n${s.text.trim()}`;
     })
     .join("\n\n");

@@ -3,7 +3,7 @@
  * was found, and have the chat model answer from numbered sources. Citations are always
  * part of the result.
  */
-import type { Principal } from "../../admin/scopes.js";
+import type { Principal } from "../../domain/scopes.js";
 import type { ChatRun, InferenceEngine } from "../../engine/types.js";
 import { ServiceError, invalidRequest } from "../../errors.js";
 import type { ModelRegistry } from "../../models/model-registry.js";
@@ -14,7 +14,7 @@ import { openContent } from "../chunk-codec.js";
 import type { CorpusService } from "../corpus-service.js";
 import type { CorpusIndexes } from "../retrieval/corpus-indexes.js";
 import type { HybridFusion, SearchMode } from "../retrieval/corpus-index.js";
-import { groundedMessages, notInCorpusAnswer } from "./grounded-prompt.js";
+import { citedIndexes, groundedMessages, notInCorpusAnswer } from "./grounded-prompt.js";
 
 export interface QueryInput {
   question: string;
@@ -33,8 +33,15 @@ export interface Citation {
   filename: string;
   text: string;
   score: number;
-  page: number | null;
+  /** 1-based first and last page of the passage (PDF); null for formats without pages. */
+  pageStart: number | null;
+  pageEnd: number | null;
   metadata: Record<string, unknown>;
+}
+
+/** A citation as the answer returns it: whether the answer used the source. */
+export interface AnswerCitation extends Citation {
+  cited: boolean;
 }
 
 export interface StartedQuery {
@@ -107,14 +114,14 @@ export class QueryService {
       const document = chunk && this.deps.documents.getById(chunk.documentId);
       if (!chunk || !document) continue; // deleted between search and read
       const content = openContent(cipher, chunk.id, chunk.content);
-      citations.push({ index: citations.length + 1, documentId: document.id, chunkId: chunk.id, filename: document.filename, text: content.text, score: hit.score, page: chunk.pageStart, metadata: document.metadata, headingPath: content.headingPath });
+      citations.push({ index: citations.length + 1, documentId: document.id, chunkId: chunk.id, filename: document.filename, text: content.text, score: hit.score, pageStart: chunk.pageStart, pageEnd: chunk.pageEnd, metadata: document.metadata, headingPath: content.headingPath });
     }
     return { citations, relevant, bestSimilarity: bestSimilarity < -0.5 ? null : bestSimilarity, queryTokens };
   }
 
   /** Retrieves and admits the answer generation; every error here precedes any output. */
   async start(principal: Principal, corpusId: string, input: QueryInput, signal: AbortSignal): Promise<StartedQuery> {
-    const modelName = input.model ?? this.deps.defaultChatModel;
+    const modelName = input.model ?? this.deps.registry.defaultName("chat", this.deps.defaultChatModel);
     const chatModel = this.deps.registry.resolve(modelName, "model");
     if (chatModel.type !== "chat") throw invalidRequest(`'${modelName}' is an embedding model and cannot answer questions`, "model_not_supported", "model");
     const found = await this.retrieve(principal, corpusId, input, signal);
@@ -122,7 +129,7 @@ export class QueryService {
     if (!found.relevant || citations.length === 0) {
       return { corpusId, model: modelName, citations, run: null, fallback: notInCorpusAnswer(input.question), queryTokens: found.queryTokens };
     }
-    const sources = found.citations.map((c) => ({ index: c.index, filename: c.filename, page: c.page, headingPath: c.headingPath, text: c.text }));
+    const sources = found.citations.map((c) => ({ index: c.index, filename: c.filename, pageStart: c.pageStart, pageEnd: c.pageEnd, headingPath: c.headingPath, text: c.text }));
     const run = await this.deps.engine.startChat(
       chatModel,
       {
@@ -137,5 +144,11 @@ export class QueryService {
       signal,
     );
     return { corpusId, model: modelName, citations, run, fallback: null, queryTokens: found.queryTokens };
+  }
+
+  /** The citations of a finished answer, each marked with whether the answer cites it (`[n]`). */
+  citationsFor(started: StartedQuery, answer: string): AnswerCitation[] {
+    const cited = started.fallback !== null ? new Set<number>() : citedIndexes(answer, started.citations.length);
+    return started.citations.map((c) => ({ ...c, cited: cited.has(c.index) }));
   }
 }

@@ -1,7 +1,9 @@
 /** Chunks: what the corpus stores, embeds and cites. */
 import type { ParsedDocument } from "../ingest/types.js";
 
-export type ChunkingStrategy = "semantic" | "fixed" | "paragraph";
+import type { ChunkingStrategy } from "../../domain/vocabulary.js";
+
+export type { ChunkingStrategy };
 
 export interface ChunkDraft {
   /** 0-based position in the document. */

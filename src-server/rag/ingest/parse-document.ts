@@ -17,6 +17,8 @@ export interface ParseOptions {
   maxTextChars?: number;
   /** Aborting stops the worker; the promise rejects with the signal's reason. */
   signal?: AbortSignal;
+  /** URL of the `parse-by-format` module the worker loads (bundled builds); default: beside this one. */
+  parserModule?: string;
 }
 
 export const DEFAULT_PARSE_TIMEOUT_MS = 60_000;
@@ -24,7 +26,9 @@ export const DEFAULT_PARSE_MEMORY_MB = 512;
 export const DEFAULT_MAX_TEXT_CHARS = 20_000_000;
 
 /** The worker's dispatch module, beside this one: `.ts` under tsx (tests, dev), `.js` once compiled. */
-const PARSER_MODULE = new URL(`./parse-by-format${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url).href;
+export function defaultParserModule(): string {
+  return new URL(`./parse-by-format${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url).href;
+}
 
 const WORKER_SOURCE = `
   const { parentPort, workerData } = require("node:worker_threads");
@@ -52,7 +56,7 @@ export async function parseDocument(bytes: Uint8Array, format: DocumentFormat, o
   const job: ParseJob = { format, bytes: copy, maxTextChars: options.maxTextChars ?? DEFAULT_MAX_TEXT_CHARS };
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
-    workerData: { module: PARSER_MODULE, job },
+    workerData: { module: options.parserModule ?? defaultParserModule(), job },
     transferList: [copy.buffer],
     resourceLimits: { maxOldGenerationSizeMb: maxMemoryMb, maxYoungGenerationSizeMb: Math.min(64, Math.max(8, maxMemoryMb / 8)), stackSizeMb: 4 },
     // pdf.js and mammoth may log about odd files; that is not the server's output.

@@ -3,7 +3,9 @@
  * Every parser (PDF, DOCX, HTML, Markdown, plain text) returns this shape.
  */
 
-export type DocumentFormat = "pdf" | "docx" | "html" | "md" | "txt";
+import type { DocumentFormat } from "../../domain/vocabulary.js";
+
+export type { DocumentFormat };
 
 export interface Block {
   kind: "heading" | "paragraph" | "list" | "table" | "code";

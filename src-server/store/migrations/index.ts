@@ -4,6 +4,8 @@
  */
 import { m001Core } from "./001-core.js";
 import { m002Rag } from "./002-rag.js";
+import { m003Sessions } from "./003-sessions.js";
+import { m004Conversations } from "./004-conversations.js";
 
 export interface Migration {
   version: number;
@@ -11,4 +13,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [m001Core, m002Rag];
+export const MIGRATIONS: readonly Migration[] = [m001Core, m002Rag, m003Sessions, m004Conversations];

@@ -1,0 +1,65 @@
+/** The API contract: OpenAI chat completions and embeddings, as this server sends them. Types only. */
+import type { Usage } from "./common.js";
+
+export type FinishReason = "stop" | "length" | "tool_calls";
+
+export interface WireToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+export type ChatRequestMessage =
+  | { role: "system" | "developer" | "user"; content: string }
+  | { role: "assistant"; content: string | null; tool_calls?: WireToolCall[] }
+  | { role: "tool"; content: string; tool_call_id: string };
+
+/** The parts of a chat request the workbench uses; the server accepts OpenAI's full set (see README). */
+export interface ChatRequest {
+  model?: string;
+  messages: ChatRequestMessage[];
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+  temperature?: number;
+  max_tokens?: number;
+  seed?: number;
+  stop?: string | string[];
+}
+
+export interface ChatCompletion {
+  id: string;
+  object: "chat.completion";
+  created: number;
+  model: string;
+  system_fingerprint: null;
+  choices: {
+    index: number;
+    message: { role: "assistant"; content: string | null; refusal: null; tool_calls?: WireToolCall[] };
+    logprobs: null;
+    finish_reason: FinishReason;
+  }[];
+  usage: Usage;
+}
+
+export interface ChatCompletionChunk {
+  id: string;
+  object: "chat.completion.chunk";
+  created: number;
+  model: string;
+  system_fingerprint: null;
+  choices: {
+    index: number;
+    delta: { role?: "assistant"; content?: string; refusal?: null; tool_calls?: (WireToolCall & { index: number })[] };
+    logprobs: null;
+    finish_reason: FinishReason | null;
+  }[];
+  /** Present (null until the last chunk) when `stream_options.include_usage` is true. */
+  usage?: Usage | null;
+}
+
+export interface EmbeddingList {
+  object: "list";
+  data: { object: "embedding"; index: number; embedding: number[] | string }[];
+  model: string;
+  usage: { prompt_tokens: number; total_tokens: number };
+}

@@ -1,0 +1,190 @@
+/** The API contract: corpora, documents, uploads, indexing events, search and grounded answers. Types only. */
+import type { Usage } from "./common.js";
+import type { FinishReason } from "./inference.js";
+
+export type ChunkingStrategy = "semantic" | "fixed" | "paragraph";
+export type CorpusStatus = "empty" | "indexing" | "ready" | "failed";
+export type DocumentStatus = "queued" | "processing" | "indexed" | "failed";
+export type SearchMode = "hybrid" | "vector" | "keyword";
+
+export interface DocumentCounts {
+  queued: number;
+  processing: number;
+  indexed: number;
+  failed: number;
+  total: number;
+}
+
+export interface Corpus {
+  id: string;
+  object: "rag.corpus";
+  name: string;
+  chunking: ChunkingStrategy;
+  embedding_model: string;
+  dimensions: number;
+  status: CorpusStatus;
+  document_counts: DocumentCounts;
+  chunk_count: number;
+  /** Days tombstones of deleted data are kept before their key is destroyed. */
+  retention_days: number;
+  metadata: Record<string, string>;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface CreateCorpusRequest {
+  name: string;
+  chunking?: ChunkingStrategy;
+  embedding_model?: string;
+  retention_days?: number;
+  metadata?: Record<string, string>;
+}
+
+export interface PatchCorpusRequest {
+  name?: string;
+  retention_days?: number;
+  metadata?: Record<string, string>;
+}
+
+export interface CorpusDeleted {
+  id: string;
+  object: "rag.corpus.deleted";
+  deleted: true;
+  /** When the corpus key is destroyed and its data becomes unrecoverable. */
+  tombstone_expires_at: number;
+}
+
+export interface ErrorDetail {
+  code: string;
+  message: string;
+}
+
+export interface RagDocument {
+  id: string;
+  object: "rag.document";
+  corpus_id: string;
+  filename: string;
+  content_type: string;
+  bytes: number;
+  sha256: string;
+  status: DocumentStatus;
+  error: ErrorDetail | null;
+  page_count: number | null;
+  chunk_count: number;
+  metadata: Record<string, unknown>;
+  created_at: number;
+  indexed_at: number | null;
+}
+
+export interface DocumentDeleted {
+  id: string;
+  object: "rag.document.deleted";
+  deleted: true;
+}
+
+export interface FileRejection {
+  filename: string;
+  error: ErrorDetail;
+}
+
+/** `202` of an upload; with a 4xx `error` beside it when nothing was accepted. */
+export interface UploadResult {
+  object: "rag.upload";
+  corpus_id: string;
+  documents: RagDocument[];
+  rejected: FileRejection[];
+}
+
+/** Events of `GET /v1/rag/corpora/{id}/events` (SSE `data:` payloads). */
+export type CorpusEvent =
+  | { object: "rag.corpus.snapshot"; corpus: Corpus }
+  | { object: "rag.corpus.deleted"; id: string }
+  | { object: "rag.document.progress"; document_id: string; stage: "parsing" | "chunking" | "embedding" | "storing"; done: number; total: number }
+  | {
+      object: "rag.document.status";
+      document_id: string;
+      status: DocumentStatus;
+      error: ErrorDetail | null;
+      chunk_count: number;
+      timings?: { parse_ms: number; chunk_ms: number; embed_ms: number; store_ms: number; pages: number | null };
+    };
+
+export interface Citation {
+  /** The `[n]` the answer uses for this source. */
+  index: number;
+  document_id: string;
+  chunk_id: string;
+  filename: string;
+  text: string;
+  score: number;
+  /** First page of the passage (PDF), kept for older clients; see `page_start`/`page_end`. */
+  page: number | null;
+  page_start: number | null;
+  page_end: number | null;
+  metadata: Record<string, unknown>;
+  /** Whether the answer cites this source. */
+  cited: boolean;
+}
+
+export interface QueryRequest {
+  question: string;
+  top_k?: number;
+  include_citations?: boolean;
+  stream?: boolean;
+  model?: string;
+  temperature?: number;
+  max_tokens?: number;
+  filter?: Record<string, string | number | boolean>;
+  search?: SearchMode;
+}
+
+export interface Answer {
+  id: string;
+  object: "rag.answer";
+  corpus_id: string;
+  model: string;
+  answer: string;
+  /** False when the corpus holds nothing relevant and the answer says so. */
+  grounded: boolean;
+  citations: Citation[];
+  usage: Usage;
+  finish_reason: FinishReason;
+  created_at: number;
+}
+
+/** Events of a streamed query: deltas, then one citations event that ends the stream (or an error). */
+export type AnswerStreamEvent =
+  | { object: "rag.answer.delta"; id: string; delta: string }
+  | { object: "rag.answer.citations"; id: string; grounded: boolean; citations: Citation[]; usage: Usage; finish_reason: FinishReason };
+
+export interface SearchRequest {
+  query: string;
+  top_k?: number;
+  filter?: Record<string, string | number | boolean>;
+  search?: SearchMode;
+}
+
+export interface SearchResult {
+  object: "list";
+  data: (Citation & { heading_path: string[] })[];
+  /** False when nothing in the corpus is close enough to the query. */
+  relevant: boolean;
+  best_similarity: number | null;
+}
+
+/** `GET /v1/rag/corpora/{id}/chunks/{chunk_id}`: a cited passage with the text around it. */
+export interface ChunkContext {
+  id: string;
+  object: "rag.chunk";
+  document_id: string;
+  filename: string;
+  content_type: string;
+  index: number;
+  text: string;
+  page_start: number | null;
+  page_end: number | null;
+  heading_path: string[];
+  /** The passages just before and after it in the document (null at either end). */
+  before: string | null;
+  after: string | null;
+}

@@ -1,0 +1,34 @@
+/**
+ * Browser-mode sign-in: `POST /v1/session` trades the sign-in token (from the link's
+ * fragment) for an HttpOnly session cookie; `DELETE /v1/session` signs out. Mounted
+ * before authentication: signing in is how a browser gets credentials.
+ */
+import express, { Router } from "express";
+import { z } from "zod";
+import type { SessionService } from "../../admin/session-service.js";
+import { nowSeconds } from "../../ids.js";
+import { assertSameOrigin } from "../authenticate.js";
+import { jsonBody } from "../json-body.js";
+import { clearSessionCookie, readSessionCookie, setSessionCookie } from "../session-cookie.js";
+import { principalObject } from "../wire/admin-wire.js";
+
+const SignInSchema = z.object({ token: z.string().min(1).max(256) }).strict();
+
+export function sessionRoutes(sessions: SessionService): Router {
+  const router = Router();
+  router.post("/v1/session", express.json({ limit: 4096 }), (req, res) => {
+    assertSameOrigin(req);
+    const { token } = jsonBody(req, SignInSchema);
+    const started = sessions.signIn(token, req.get("user-agent") ?? "");
+    setSessionCookie(res, started.secret, started.expiresAt - nowSeconds());
+    res.status(201).json({ object: "session", expires_at: started.expiresAt, principal: principalObject(started.principal) });
+  });
+  router.delete("/v1/session", (req, res) => {
+    assertSameOrigin(req);
+    const secret = readSessionCookie(req);
+    if (secret) sessions.signOut(secret);
+    clearSessionCookie(res);
+    res.json({ object: "session.deleted", deleted: true });
+  });
+  return router;
+}
