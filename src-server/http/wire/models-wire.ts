@@ -1,5 +1,8 @@
 /** Model objects: OpenAI's `model` plus what serves it. */
+import { z } from "zod";
+import type { PullView } from "../../admin/model-pull-service.js";
 import type * as Api from "../../contract/index.js";
+import type { CatalogModel } from "../../models/catalog.js";
 import { formatParameterCount } from "../../models/gguf-summary.js";
 import type { ModelEntry } from "../../models/model-registry.js";
 
@@ -38,3 +41,46 @@ export function modelNames(entries: readonly ModelEntry[]): { name: string; entr
   const aliases = entries.flatMap((entry) => entry.aliases.map((name) => ({ name, entry }))).sort((a, b) => a.name.localeCompare(b.name));
   return [...aliases, ...canonical];
 }
+
+export const catalogModelObject = (c: { model: CatalogModel; aliases: string[]; installed: boolean }): Api.CatalogModel => ({
+  id: c.model.id,
+  object: "catalog.model",
+  type: c.model.type,
+  name: c.model.name,
+  description: c.model.description,
+  languages: c.model.languages,
+  license: c.model.license,
+  architecture: c.model.architecture,
+  parameters: c.model.parameters,
+  quantization: c.model.quantization,
+  context_length: c.model.context_length,
+  dimensions: c.model.dimensions ?? null,
+  aliases: c.aliases,
+  source: "pip" in c.model.source ? "pip" : "url",
+  starter: c.model.starter,
+  bytes: c.model.source.bytes,
+  installed: c.installed,
+});
+
+export const pullObject = (p: PullView): Api.ModelPull => ({
+  id: p.id,
+  object: "model.pull",
+  models: p.models,
+  source: p.source,
+  status: p.status,
+  stage: p.stage,
+  received_bytes: p.received,
+  total_bytes: p.total,
+  error: p.error,
+  created_at: p.createdAt,
+  finished_at: p.finishedAt,
+});
+
+export const CreatePullSchema = z.union([z.object({ model: z.string().min(1).max(256) }).strict(), z.object({ starter: z.literal(true) }).strict()]);
+
+export const RegisterFileSchema = z
+  .object({
+    path: z.string().min(1).max(4096),
+    id: z.string().regex(/^[a-z0-9][a-z0-9._:-]{0,127}$/, "ids are lowercase letters, digits and . _ : -").optional(),
+  })
+  .strict();

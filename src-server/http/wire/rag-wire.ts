@@ -3,6 +3,7 @@ import { z } from "zod";
 import type * as Api from "../../contract/index.js";
 import type { FinishReason } from "../../engine/types.js";
 import type { AnswerCitation, Citation, StartedQuery } from "../../rag/answer/query-service.js";
+import type { PassageInContext } from "../../rag/answer/source-service.js";
 import type { CorpusEvent } from "../../rag/corpus-events.js";
 import type { CorpusView } from "../../rag/corpus-service.js";
 import type { FileRejection } from "../../rag/document-service.js";
@@ -170,3 +171,18 @@ export function corpusEventObject(corpusId: string, event: CorpusEvent): Api.Cor
 }
 
 export const corpusSnapshotEvent = (corpus: CorpusView): Api.CorpusEvent => ({ object: "rag.corpus.snapshot", corpus: corpusObject(corpus) });
+
+export const chunkContextObject = (p: PassageInContext): Api.ChunkContext => ({
+  id: p.chunk.id,
+  object: "rag.chunk",
+  document_id: p.document.id,
+  filename: p.document.filename,
+  content_type: p.document.contentType,
+  index: p.chunk.index,
+  text: p.text,
+  page_start: p.chunk.pageStart,
+  page_end: p.chunk.pageEnd,
+  heading_path: p.headingPath,
+  before: p.before,
+  after: p.after,
+});

@@ -6,6 +6,7 @@ import { m001Core } from "./001-core.js";
 import { m002Rag } from "./002-rag.js";
 import { m003Sessions } from "./003-sessions.js";
 import { m004Conversations } from "./004-conversations.js";
+import { m005ModelFiles } from "./005-model-files.js";
 
 export interface Migration {
   version: number;
@@ -13,4 +14,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [m001Core, m002Rag, m003Sessions, m004Conversations];
+export const MIGRATIONS: readonly Migration[] = [m001Core, m002Rag, m003Sessions, m004Conversations, m005ModelFiles];
