@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Renders resources/icon.svg into the app icons the packaging targets need, with Debian's
-// Chromium (through playwright-core): resources/icon.png (1024), resources/icons/NxN.png
+// Chromium (through playwright-core): resources/icon.png (512) and icon@2x.png (1024), resources/icons/NxN.png
 // (Linux, 16–1024), resources/icon.ico (Windows, 16–256, PNG entries) and
 // resources/icon.icns (macOS, 16–1024, PNG entries).
 // Usage: node scripts/make-icons.mjs   (needs `apt-get install chromium`)
@@ -31,7 +31,9 @@ try {
 
 mkdirSync(path.join(resources, "icons"), { recursive: true });
 for (const [size, data] of png) writeFileSync(path.join(resources, "icons", `${size}x${size}.png`), data);
-writeFileSync(path.join(resources, "icon.png"), png.get(1024));
+// icon.png and its HiDPI twin icon@2x.png (Electron picks the @2x file on HiDPI screens).
+writeFileSync(path.join(resources, "icon.png"), png.get(512));
+writeFileSync(path.join(resources, "icon@2x.png"), png.get(1024));
 
 /** ICO with PNG-compressed images (Windows Vista and later). */
 function ico(sizes) {

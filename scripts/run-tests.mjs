@@ -19,7 +19,8 @@ function find(dir, out = []) {
   return out;
 }
 
-const unit = ["src-server", "src-main", "src-renderer"].flatMap((d) => { try { return find(path.join(root, d)); } catch { return []; } });
+// src-renderer has its own runner (Vitest with jsdom): `npm run test:renderer`.
+const unit = ["src-server", "src-main"].flatMap((d) => { try { return find(path.join(root, d)); } catch { return []; } });
 const integration = find(path.join(root, "test"));
 const files = suite === "unit" ? unit : suite === "integration" ? integration : [...unit, ...integration];
 if (files.length === 0) {

@@ -17,3 +17,4 @@ export { createServer, startServer, type PustakaServer, type ServerOptions, type
 export { ConfigError, ConfigSchema, defaultDataDir, loadConfig, mergeConfig, type Config, type ConfigInput, type LoadConfigOptions } from "./config.js";
 export { packageLayout, type PackageLayout } from "./package-layout.js";
 export { ModelConfigError } from "./models/model-registry.js";
+export { WORKBENCH_CSP } from "./http/workbench-static.js";

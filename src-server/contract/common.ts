@@ -32,8 +32,8 @@ export interface Health {
   version: string;
   engine: {
     backend: string;
-    /** The GPU backend in use (`cuda`, `vulkan`, `metal`), or false for the CPU. */
-    gpu: string | false;
+    /** The GPU backend in use (`cuda`, `vulkan`, `metal`), false for the CPU, null until llama.cpp starts (with the first model). */
+    gpu: string | false | null;
     threads: number;
     loadedModels: { id: string; path: string; kinds: ("chat" | "embedding")[]; activeLeases: number }[];
   };

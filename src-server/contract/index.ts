@@ -1,6 +1,6 @@
 /**
  * Pustaka's HTTP API contract: request, response and event types of every route the
- * server answers. Type-only by design (the import-boundary lint rule lets the renderer
+ * server answers, and the desktop shell's preload bridge (`desktop-bridge.ts`). Type-only by design (the import-boundary lint rule lets the renderer
  * import this folder and nothing else of the server), so `import type` it.
  */
 export type * from "./common.js";
@@ -9,3 +9,4 @@ export type * from "./models.js";
 export type * from "./inference.js";
 export type * from "./rag.js";
 export type * from "./conversations.js";
+export type * from "./desktop-bridge.js";

@@ -105,7 +105,7 @@ export class LlamaEngine implements InferenceEngine {
   status(): EngineStatus {
     return {
       backend: "llama.cpp (node-llama-cpp)",
-      gpu: this.llamaInstance?.gpu ?? false,
+      gpu: this.llamaInstance ? this.llamaInstance.gpu : null,
       threads: this.llamaInstance ? this.threads(this.llamaInstance) : this.options.threads,
       loadedModels: [...this.settled.values()].map((m) => ({ id: m.entry.id, path: m.entry.gguf.path, kinds: m.kinds, activeLeases: m.activeLeases })),
     };

@@ -89,7 +89,9 @@ export interface TokenizerLease {
 
 export interface EngineStatus {
   backend: string;
-  gpu: string | false;
+  /** The GPU backend in use, false for the CPU, null until llama.cpp starts (with the first model). */
+  gpu: string | false | null;
+  /** Threads per context; 0 = not decided yet (the physical cores, once llama.cpp starts). */
   threads: number;
   loadedModels: { id: string; path: string; kinds: ("chat" | "embedding")[]; activeLeases: number }[];
 }

@@ -1,0 +1,53 @@
+/**
+ * Follows a corpus's indexing events while mounted: keeps the corpus and document
+ * queries fresh and hands every event to `onEvent`. Reconnects after a dropped stream.
+ */
+import { useQueryClient } from "@tanstack/react-query";
+import { useEffect, useEffectEvent, useState } from "react";
+import { isAbort } from "../api/api-error.js";
+import { useApi } from "../api/api-context.js";
+import type { Corpus, CorpusEvent } from "../api/contract.js";
+import { followCorpusEvents } from "../api/corpora-api.js";
+
+const RECONNECT_MS = 3000;
+
+export function useCorpusEvents(corpusId: string, onEvent: (event: CorpusEvent) => void): { connected: boolean } {
+  const client = useApi();
+  const queryClient = useQueryClient();
+  const [connected, setConnected] = useState(false);
+  const handle = useEffectEvent((event: CorpusEvent) => {
+    setConnected(true);
+    if (event.object === "rag.corpus.snapshot") {
+      queryClient.setQueryData<Corpus>(["corpus", corpusId], event.corpus);
+      void queryClient.invalidateQueries({ queryKey: ["corpora"] });
+    } else if (event.object === "rag.document.status") {
+      void queryClient.invalidateQueries({ queryKey: ["documents", corpusId] });
+    } else if (event.object === "rag.corpus.deleted") {
+      void queryClient.invalidateQueries({ queryKey: ["corpora"] });
+    }
+    onEvent(event);
+  });
+
+  useEffect(() => {
+    const controller = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const run = () => {
+      followCorpusEvents(client, corpusId, handle, controller.signal)
+        .catch((error: unknown) => {
+          if (isAbort(error)) return;
+        })
+        .finally(() => {
+          if (controller.signal.aborted) return;
+          setConnected(false);
+          timer = setTimeout(run, RECONNECT_MS);
+        });
+    };
+    run();
+    return () => {
+      controller.abort();
+      clearTimeout(timer);
+    };
+  }, [client, corpusId]);
+
+  return { connected };
+}

@@ -1,0 +1,64 @@
+/** Keys and connection: the local base URL, the workspace's API keys, client snippets. */
+import { useQuery } from "@tanstack/react-query";
+import { Plus } from "lucide-react";
+import { useState } from "react";
+import { useApi } from "../api/api-context.js";
+import type { CreatedApiKey } from "../api/contract.js";
+import { listKeys } from "../api/keys-api.js";
+import { useAuth } from "../auth/principal-context.js";
+import { useI18n } from "../i18n/i18n.js";
+import { defaultModel, useModels } from "../models/use-models.js";
+import { CopyButton } from "../ui/CopyButton.js";
+import { ErrorNotice } from "../ui/ErrorNotice.js";
+import { Skeleton } from "../ui/Skeleton.js";
+import { CreateKeyDialog } from "./CreateKeyDialog.js";
+import { KeyTable } from "./KeyTable.js";
+import { SecretDialog } from "./SecretDialog.js";
+import { Snippets } from "./Snippets.js";
+import "./keys.css";
+
+export function KeysPage() {
+  const { t } = useI18n();
+  const client = useApi();
+  const { principal } = useAuth();
+  const models = useModels();
+  const [creating, setCreating] = useState(false);
+  const [created, setCreated] = useState<CreatedApiKey | null>(null);
+  const keys = useQuery({ queryKey: ["keys", principal.workspace_id], queryFn: () => listKeys(client, principal.workspace_id).then((p) => p.data) });
+  const baseUrl = client.apiBase;
+  const model = defaultModel(models.data, "chat")?.id ?? "MODEL";
+
+  return (
+    <div className="page-pad keys-page">
+      <header className="page-head">
+        <div style={{ flex: 1 }}>
+          <h1>{t("keys.title")}</h1>
+          <p className="page-sub">{t("keys.subtitle")}</p>
+        </div>
+      </header>
+      <section className="section card" aria-labelledby="conn-title">
+        <h2 id="conn-title">{t("conn.title")}</h2>
+        <p className="field-hint">{t("conn.hint")}</p>
+        <div className="base-url">
+          <code className="base-url-value">{baseUrl}</code>
+          <CopyButton text={baseUrl} label={t("conn.copyUrl")} />
+        </div>
+      </section>
+      <section className="section" aria-labelledby="keys-title">
+        <div className="section-head">
+          <h2 id="keys-title">{t("keys.listTitle")}</h2>
+          <span className="spacer" />
+          <button type="button" className="btn btn-primary" onClick={() => setCreating(true)}>
+            <Plus aria-hidden="true" size={16} /> {t("keys.new")}
+          </button>
+        </div>
+        {keys.isPending && <Skeleton rows={3} height={32} />}
+        {keys.isError && <ErrorNotice error={keys.error} onRetry={() => void keys.refetch()} />}
+        {keys.data && <KeyTable keys={keys.data} workspaceId={principal.workspace_id} currentKeyId={principal.key_id} />}
+      </section>
+      <Snippets baseUrl={baseUrl} model={model} apiKey={created?.secret ?? "psk-…"} />
+      <CreateKeyDialog open={creating} onOpenChange={setCreating} workspaceId={principal.workspace_id} onCreated={setCreated} />
+      <SecretDialog created={created} onClose={() => setCreated(null)} />
+    </div>
+  );
+}

@@ -1,0 +1,64 @@
+/** The frame: navigation, language, who is signed in, and the page. */
+import { Bot, KeyRound, Library, LogOut, MessageSquare } from "lucide-react";
+import type { ReactNode } from "react";
+import { useAuth } from "../auth/principal-context.js";
+import { useI18n, type MessageKey } from "../i18n/i18n.js";
+import { routeHref, type Page, type Route } from "../lib/route.js";
+import { LanguageSwitch } from "./LanguageSwitch.js";
+import { ServerStateBanner } from "./ServerStateBanner.js";
+import "./AppShell.css";
+
+const NAV: { page: Page; route: Route; label: MessageKey; icon: typeof Bot }[] = [
+  { page: "chat", route: { page: "chat", conversationId: null }, label: "nav.chat", icon: MessageSquare },
+  { page: "corpora", route: { page: "corpora", corpusId: null }, label: "nav.corpora", icon: Library },
+  { page: "models", route: { page: "models" }, label: "nav.models", icon: Bot },
+  { page: "keys", route: { page: "keys" }, label: "nav.keys", icon: KeyRound },
+];
+
+export function AppShell({ page, children }: { page: Page; children: ReactNode }) {
+  const { t } = useI18n();
+  const { principal, signOut } = useAuth();
+  return (
+    <div className="shell">
+      <a className="skip-link" href="#main">
+        {t("shell.skip")}
+      </a>
+      <aside className="sidebar">
+        <div className="sidebar-brand">
+          <span className="brand-mark" aria-hidden="true">P</span>
+          <span className="brand-name">Pustaka</span>
+        </div>
+        <nav aria-label={t("shell.nav")}>
+          <ul className="nav-list">
+            {NAV.map(({ page: p, route, label, icon: Icon }) => (
+              <li key={p}>
+                <a className="nav-link" href={routeHref(route)} aria-current={p === page ? "page" : undefined}>
+                  <Icon aria-hidden="true" size={18} />
+                  <span>{t(label)}</span>
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div className="sidebar-foot">
+          <LanguageSwitch />
+          <div className="whoami" title={principal.key_id}>
+            <span className="whoami-label">{t("shell.signedInAs")}</span>
+            <span className="whoami-name">{principal.key_name}</span>
+          </div>
+          {signOut && (
+            <button type="button" className="btn btn-ghost btn-small" onClick={() => void signOut()}>
+              <LogOut aria-hidden="true" size={14} /> {t("shell.signOut")}
+            </button>
+          )}
+        </div>
+      </aside>
+      <div className="shell-main">
+        <ServerStateBanner />
+        <main id="main" className="page" tabIndex={-1}>
+          {children}
+        </main>
+      </div>
+    </div>
+  );
+}

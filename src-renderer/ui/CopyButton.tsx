@@ -1,0 +1,24 @@
+/** Copies text to the clipboard and says so (to screen readers too). */
+import { Check, Copy } from "lucide-react";
+import { useState } from "react";
+import { useI18n } from "../i18n/i18n.js";
+
+export function CopyButton({ text, label, className = "btn btn-small" }: { text: string; label?: string; className?: string }) {
+  const { t } = useI18n();
+  const [state, setState] = useState<"idle" | "copied" | "failed">("idle");
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      setState("copied");
+    } catch {
+      setState("failed");
+    }
+    setTimeout(() => setState("idle"), 2000);
+  };
+  return (
+    <button type="button" className={className} onClick={() => void copy()} aria-label={label ?? t("common.copy")}>
+      {state === "copied" ? <Check aria-hidden="true" size={14} /> : <Copy aria-hidden="true" size={14} />}
+      <span aria-live="polite">{state === "copied" ? t("common.copied") : state === "failed" ? t("common.copyFailed") : t("common.copy")}</span>
+    </button>
+  );
+}

@@ -1,0 +1,244 @@
+/**
+ * The workbench end to end in a real browser: Debian's Chromium driven by playwright-core
+ * against the real server (built UI, real small models, fresh data directory). Sign in,
+ * build a corpus from every format, ask in English and in Malay, open a PDF citation at
+ * its page, stop a generation, create and revoke a key; a page of another origin cannot
+ * use the session. Assertions are on the DOM; screenshots land in test-results/e2e/.
+ * Also prints the figures the closing note records: start-to-interactive time and the
+ * delay between an answer chunk reaching the page and its text on screen.
+ */
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { REPO_ROOT, testModel } from "../helpers/models.js";
+import { startTestServer, type TestServer } from "../helpers/test-server.js";
+
+const RENDERER = path.join(REPO_ROOT, "dist", "renderer");
+const FIXTURES = path.join(REPO_ROOT, "test", "fixtures", "documents");
+const SHOTS = path.join(REPO_ROOT, "test-results", "e2e");
+const CHROMIUM = process.env.PUSTAKA_CHROMIUM ?? "/usr/bin/chromium";
+const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+
+/** Records, in the page, when answer chunks arrive and when answer text changes on screen. */
+const TIMING_PROBE = `
+  window.__arrivals = [];
+  window.__paints = [];
+  const nativeFetch = window.fetch.bind(window);
+  window.fetch = async (input, init) => {
+    const res = await nativeFetch(input, init);
+    const url = String(input instanceof Request ? input.url : input);
+    if (!/\\/(query|chat\\/completions)$/.test(url) || !res.body) return res;
+    const [mine, theirs] = res.body.tee();
+    (async () => {
+      const reader = mine.getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        if (new TextDecoder().decode(value).includes("delta")) window.__arrivals.push(performance.now());
+      }
+    })().catch(() => undefined); // a stopped answer aborts this copy of the stream too
+    return new Response(theirs, { status: res.status, statusText: res.statusText, headers: res.headers });
+  };
+  new MutationObserver(() => {
+    const last = [...document.querySelectorAll("article.msg-assistant")].at(-1);
+    const length = last ? last.textContent.length : 0;
+    if (length !== window.__lastLength) {
+      window.__lastLength = length;
+      window.__paints.push(performance.now());
+    }
+  }).observe(document, { subtree: true, childList: true, characterData: true });
+`;
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
+describe("the workbench in Chromium", () => {
+  let t: TestServer;
+  let browser: Browser;
+  let page: Page;
+  let startToInteractiveMs = 0;
+  const tokenDelays: number[] = [];
+  const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
+
+  before(async () => {
+    assert.ok(existsSync(path.join(RENDERER, "index.html")), `the workbench is not built: run \`npm run build\` (looked in ${RENDERER})`);
+    assert.ok(existsSync(CHROMIUM), `Chromium is missing at ${CHROMIUM}: \`apt-get install -y chromium\` (.ci/run does)`);
+    mkdirSync(SHOTS, { recursive: true });
+    const started = performance.now();
+    t = await startTestServer({
+      bindings: { chat: testModel("smollm2-135m-instruct"), e5: testModel("multilingual-e5-small") },
+      rendererDir: RENDERER,
+      config: { chat: { contextSize: 2048, sequences: 2 }, rag: { chunkTargetTokens: 120 } },
+    });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: "light" });
+    await context.addInitScript(TIMING_PROBE);
+    page = await context.newPage();
+    page.on("pageerror", (error) => assert.fail(`page error: ${error.message}`));
+    await page.goto(t.server.signInLink()!);
+    await page.getByRole("textbox", { name: /Message|Question/ }).waitFor();
+    startToInteractiveMs = performance.now() - started;
+    // The 135M test model can loop until its context is full; answers are capped to keep the run short.
+    await page.route("**/v1/**", async (route) => {
+      const request = route.request();
+      if (request.method() === "POST" && /\/(query|chat\/completions)$/.test(request.url()) && !request.postData()?.includes("long story")) {
+        await route.continue({ postData: JSON.stringify({ ...JSON.parse(request.postData() ?? "{}"), max_tokens: 48 }) });
+        return;
+      }
+      await route.continue();
+    });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await t?.close();
+    process.stdout.write(`[e2e] server start to interactive page: ${Math.round(startToInteractiveMs)} ms\n`);
+    if (tokenDelays.length > 0) {
+      process.stdout.write(`[e2e] answer chunk reaching the page to its text on screen: median ${median(tokenDelays).toFixed(1)} ms over ${tokenDelays.length} chunks\n`);
+    }
+  });
+
+  it("signs in through the link, and the link's token leaves the address bar", async () => {
+    assert.doesNotMatch(page.url(), /signin=/);
+    await shot("01-chat-empty");
+    assert.equal(await page.getByText("workbench session").count(), 1);
+  });
+
+  it("creates a corpus, uploads every format plus an unsupported file, and shows each file reach its state", { timeout: 300_000 }, async () => {
+    await page.getByRole("link", { name: "Corpora" }).click();
+    await page.getByRole("button", { name: "New corpus" }).first().click();
+    await page.getByLabel("Name", { exact: true }).fill("Laporan");
+    await page.getByRole("button", { name: "Create corpus" }).click();
+    await page.waitForURL(/#\/corpora\/corp_/);
+    const files = ["report.pdf", "report.docx", "page.html", "guide.md", "laporan-ms.txt", "image-named.txt"].map((f) => path.join(FIXTURES, f));
+    await page.getByTestId("file-input").setInputFiles(files);
+    const uploads = page.locator(".upload-row");
+    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll(".upload-row").length === 6);
+    await shot("02-uploading");
+    const rejected = uploads.filter({ hasText: "image-named.txt" });
+    await rejected.getByText("Rejected").waitFor();
+    assert.match((await rejected.textContent()) ?? "", /type|jenis/i, "the rejection says why");
+    await page.waitForFunction(() => [...(globalThis as any).document.querySelectorAll(".upload-row")].filter((r: any) => /Indexed/.test(r.textContent ?? "")).length === 5, null, { timeout: 240_000 });
+    await page.getByText("Ready", { exact: true }).first().waitFor();
+    const table = page.locator("table");
+    assert.match((await table.textContent()) ?? "", /report\.pdf\s*3/, "the documents table shows the PDF's pages");
+    await shot("03-corpus-ready");
+  });
+
+  it("answers an English and a Malay question with streamed text and citations", { timeout: 300_000 }, async () => {
+    await page.getByRole("button", { name: "Ask this corpus" }).click();
+    await page.waitForURL(/#\/chat/);
+    for (const question of ["What revenue did the northern region earn?", "Berapakah hasil tangkapan koperasi nelayan?"]) {
+      const before = await page.locator("article.msg-assistant").count();
+      await page.evaluate(() => {
+        (globalThis as any).__arrivals = [];
+        (globalThis as any).__paints = [];
+      });
+      await page.getByRole("textbox", { name: /Question|Message/ }).fill(question);
+      await page.keyboard.press("Enter");
+      const answer = page.locator("article.msg-assistant").nth(before);
+      await answer.waitFor();
+      await page.waitForFunction((n) => (globalThis as any).document.querySelectorAll("article.msg-assistant").length > n && !(globalThis as any).document.querySelector('article[aria-busy="true"]'), before, { timeout: 240_000 });
+      assert.ok(((await answer.textContent()) ?? "").trim().length > 0, "an answer appeared");
+      assert.ok((await answer.locator(".source-chip").count()) > 0, "the answer lists its sources");
+      const { arrivals, paints } = await page.evaluate(() => ({ arrivals: (globalThis as any).__arrivals as number[], paints: (globalThis as any).__paints as number[] }));
+      assert.ok(arrivals.length > 1, "the answer arrived in several chunks (streamed)");
+      for (const at of arrivals) {
+        const painted = paints.find((p) => p >= at);
+        if (painted !== undefined) tokenDelays.push(painted - at);
+      }
+    }
+    await shot("04-answers");
+  });
+
+  it("opens a PDF citation rendered at the page the passage is on", { timeout: 120_000 }, async () => {
+    await page.getByRole("textbox", { name: /Question|Message/ }).fill("Regional revenue by region: North, South, East");
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(() => !(globalThis as any).document.querySelector('article[aria-busy="true"]') && (globalThis as any).document.querySelectorAll("article.msg-assistant").length >= 3, null, { timeout: 120_000 });
+    const chip = page.locator("article.msg-assistant").last().locator(".source-chip", { hasText: "report.pdf" }).first();
+    await chip.waitFor();
+    const pageLabel = (await chip.locator(".source-page").textContent()) ?? "";
+    const first = Number(/(\d+)/.exec(pageLabel)?.[1]);
+    assert.ok(first >= 1, `the chip names its page: ${pageLabel}`);
+    await chip.click();
+    const rendered = page.getByRole("img", { name: `Page ${first}` });
+    await rendered.waitFor({ timeout: 60_000 });
+    await page.waitForFunction(() => (globalThis as any).document.querySelector(".pdf-page canvas") !== null);
+    await page.locator(".pdf-page .passage-hl").first().waitFor({ timeout: 10_000 });
+    assert.ok((await rendered.locator(".passage-hl").count()) > 0, "the passage is highlighted on the cited page");
+    await shot("05-pdf-citation");
+    await page.keyboard.press("Escape");
+  });
+
+  it("stops a generation when asked, and keeps the partial answer marked as stopped", { timeout: 120_000 }, async () => {
+    await page.getByRole("combobox", { name: "Corpus" }).selectOption("");
+    await page.getByRole("textbox", { name: /Message|Question/ }).fill("Write a long story about a cat who sails to Langkawi.");
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(() => {
+      const last: any = [...(globalThis as any).document.querySelectorAll("article.msg-assistant")].at(-1);
+      return last?.getAttribute("aria-busy") === "true" && (last.textContent ?? "").length > 20;
+    }, null, { timeout: 60_000 });
+    await page.getByRole("button", { name: "Stop" }).click();
+    const last = page.locator("article.msg-assistant").last();
+    await last.getByText("Stopped").waitFor({ timeout: 10_000 });
+    assert.equal(await page.locator('article[aria-busy="true"]').count(), 0);
+    await shot("06-stopped");
+    // The server freed the generation: soon no model holds a lease for the stopped answer.
+    let leases = 1;
+    for (let i = 0; i < 50 && leases > 0; i++) {
+      const health = (await t.call("GET", "/healthz", undefined, null)).json;
+      leases = health.engine.loadedModels.reduce((n: number, m: any) => n + m.activeLeases, 0);
+      if (leases > 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(leases, 0, "stopping in the UI stops the generation on the server");
+  });
+
+  it("creates a key whose secret is shown once, and revokes it", { timeout: 60_000 }, async () => {
+    await page.getByRole("link", { name: "Keys & connection" }).click();
+    await page.getByRole("button", { name: "New key" }).first().click();
+    await page.getByLabel("Name", { exact: true }).fill("Notebook");
+    await page.getByRole("button", { name: "Create key" }).click();
+    const secretField = page.getByLabel("The new API key");
+    await secretField.waitFor();
+    const secret = ((await secretField.textContent()) ?? "").trim();
+    assert.match(secret, /^psk-[0-9A-Za-z]{43}$/);
+    assert.equal((await t.call("GET", "/v1/me", undefined, secret)).status, 200, "the new key works");
+    await shot("07-key-secret");
+    await page.getByRole("button", { name: "I have copied it" }).click();
+    assert.equal(await page.getByText(secret).count(), 0, "the secret is not shown again");
+    await page.getByRole("button", { name: "Revoke Notebook" }).click();
+    await page.getByRole("alertdialog").getByRole("button", { name: "Revoke" }).click();
+    await page.locator("tr", { hasText: "Notebook" }).getByText("Revoked").waitFor();
+    assert.equal((await t.call("GET", "/v1/me", undefined, secret)).status, 401, "the revoked key stops working");
+    await shot("08-keys");
+  });
+
+  it("does not let a page of another origin use the session", async () => {
+    const evil = http.createServer((_req, res) => res.writeHead(200, { "content-type": "text/html" }).end("<!doctype html><title>elsewhere</title>"));
+    await new Promise<void>((r) => evil.listen(0, "127.0.0.1", r));
+    try {
+      const other = await page.context().newPage();
+      await other.goto(`http://127.0.0.1:${(evil.address() as AddressInfo).port}/`);
+      const outcome = await other.evaluate(async (api) => {
+        const tries: string[] = [];
+        for (const headers of [{}, { "x-pustaka-csrf": "1" }] as Record<string, string>[]) {
+          try {
+            const res = await fetch(`${api}/v1/me`, { credentials: "include", headers });
+            tries.push(`status ${res.status}`);
+          } catch (error) {
+            tries.push(`blocked: ${(error as Error).name}`);
+          }
+        }
+        return tries;
+      }, t.url);
+      // Without CORS a foreign page cannot read any answer; the server refuses the cookie besides.
+      assert.ok(outcome.every((o) => o.startsWith("blocked")), JSON.stringify(outcome));
+      await other.close();
+    } finally {
+      await new Promise((r) => evil.close(r));
+    }
+  });
+});
