@@ -79,9 +79,12 @@ async function mixedBatch(): Promise<{ name: string; bytes: Uint8Array }[]> {
 
 async function ingestion(): Promise<void> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "pustaka-bench-rag-"));
+  // Ingestion is measured without the default tier's 60 requests a minute (the limiter still runs).
+  const config = path.join(dataDir, "bench-config.json");
+  writeFileSync(config, JSON.stringify({ rateLimits: { defaultTier: "unlimited" } }));
   const server = await spawnUntil(
     process.execPath,
-    [path.join(ROOT, "dist", "src-server", "cli.js"), "serve", "--port", "0", "--data-dir", dataDir, "--threads", String(THREADS), "--log-level", "warn", "--model", `minilm=${testModel("all-minilm-l6-v2")}`],
+    [path.join(ROOT, "dist", "src-server", "cli.js"), "serve", "--port", "0", "--data-dir", dataDir, "--config", config, "--threads", String(THREADS), "--log-level", "warn", "--model", `minilm=${testModel("all-minilm-l6-v2")}`],
     /listening on (http:\/\/\S+)/,
     { PUSTAKA_API_KEY: KEY },
   );

@@ -31,9 +31,12 @@ const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) :
 
 async function startPustaka(parallel: number) {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "pustaka-bench-"));
+  // Throughput is measured without the default tier's 60 requests a minute (the limiter still runs).
+  const config = path.join(dataDir, "bench-config.json");
+  writeFileSync(config, JSON.stringify({ rateLimits: { defaultTier: "unlimited" } }));
   const server = await spawnUntil(
     process.execPath,
-    [path.join(ROOT, "dist", "src-server", "cli.js"), "serve", "--port", "0", "--data-dir", dataDir, "--threads", String(THREADS), "--parallel", String(parallel), "--context-size", String(CONTEXT), "--log-level", "warn",
+    [path.join(ROOT, "dist", "src-server", "cli.js"), "serve", "--port", "0", "--data-dir", dataDir, "--config", config, "--threads", String(THREADS), "--parallel", String(parallel), "--context-size", String(CONTEXT), "--log-level", "warn",
       "--model", `svc-merlion-13b=${CHAT_MODEL}`, "--model", `minilm=${EMBED_MODEL}`],
     /listening on (http:\/\/\S+)/,
     { PUSTAKA_API_KEY: KEY },

@@ -64,7 +64,7 @@ describe("application menu", () => {
 describe("aboutDetail", () => {
   const versions = { electron: "41.7.1", chrome: "146.0", node: "24.1.0" };
   it("reports the GPU in use, the threads, the loaded models and the API", () => {
-    const text = aboutDetail({ engine: { backend: "llama.cpp", gpu: "cuda", threads: 8, loadedModels: [{ id: "sea-lion", path: "/m/a.gguf", kinds: ["chat"], activeLeases: 0 }] }, url: "http://127.0.0.1:7780" }, versions);
+    const text = aboutDetail({ engine: { backend: "llama.cpp", gpu: "cuda", threads: 8, loadedModels: [{ id: "sea-lion", kinds: ["chat"], activeLeases: 0 }] }, url: "http://127.0.0.1:7780" }, versions);
     assert.match(text, /llama\.cpp on GPU \(cuda\), 8 threads; loaded: sea-lion/);
     assert.match(text, /API: http:\/\/127\.0\.0\.1:7780\/v1/);
     assert.match(text, /Electron 41\.7\.1 · Chromium 146\.0 · Node\.js 24\.1\.0/);

@@ -79,7 +79,11 @@ describe("runServerProcess", () => {
       body: JSON.stringify({ model: "tiny", messages: [{ role: "user", content: "Once upon a time" }], max_tokens: 4, temperature: 0 }),
     });
     assert.equal(chat.status, 200);
-    const engine = await port.next("engine");
+    // The first change may be llama.cpp starting (the GPU decided) before the model is in.
+    const withModel = () => port.posted.find((m): m is Extract<ChildMessage, { type: "engine" }> => m.type === "engine" && m.engine.loadedModels.length > 0);
+    while (!withModel()) await once(port, "posted");
+    const engine = withModel()!;
+    assert.notEqual(engine.engine.gpu, null, "once a model ran, the GPU question is decided");
     assert.deepEqual(
       engine.engine.loadedModels.map((m) => m.id),
       ["tiny"],

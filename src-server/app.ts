@@ -8,6 +8,8 @@ import type { Logger } from "pino";
 import type { AdminService } from "./admin/admin-service.js";
 import type { SessionService } from "./admin/session-service.js";
 import type { ModelPullService } from "./admin/model-pull-service.js";
+import type { RateLimitService } from "./admin/rate-limit-service.js";
+import { costly, rateLimitHeaders } from "./http/rate-limit.js";
 import { modelAdminRoutes } from "./http/routes/model-admin-routes.js";
 import type { InferenceEngine } from "./engine/types.js";
 import type { ChatService } from "./inference/chat-service.js";
@@ -47,6 +49,7 @@ export interface AppDeps {
   rag: { corpora: CorpusService; documents: DocumentService; queries: QueryService; sources: SourceService; events: CorpusEvents; upload: { maxFiles: number; maxFileBytes: number } };
   conversations: ConversationService;
   pulls: ModelPullService;
+  rateLimits: RateLimitService;
   http: { host: string; allowedHosts: string[]; maxJsonBodyBytes: number };
   version: string;
   /** The built workbench, served at `/` (browser mode); null = API only. */
@@ -62,21 +65,25 @@ export function createApp(deps: AppDeps): Express {
   app.use(requestContext(deps.logger));
   app.use(hostGuard(deps.http.host, deps.http.allowedHosts));
   app.get("/healthz", (_req, res) => {
-    res.json({ status: "ok", version: deps.version, engine: deps.engine.status() });
+    // No credential needed here, so nothing about this machine's files: model ids, not paths.
+    const engine = deps.engine.status();
+    res.json({ status: "ok", version: deps.version, engine: { ...engine, loadedModels: engine.loadedModels.map(({ path: _path, ...m }) => m) } });
   });
   if (deps.rendererDir) app.use(workbenchStatic(deps.rendererDir));
-  app.use(sessionRoutes(deps.sessions));
+  app.use(sessionRoutes(deps.sessions, deps.rateLimits));
   // Authenticate before reading a body: strangers cannot make us parse megabytes.
   app.use("/v1", authenticate(deps.admin, deps.sessions));
+  app.use("/v1", rateLimitHeaders(deps.rateLimits));
+  const admit = costly(deps.rateLimits);
   // Only JSON bodies are parsed here; multipart uploads stream through their route untouched.
   app.use(express.json({ limit: deps.http.maxJsonBodyBytes, strict: true }));
-  app.use(corporaRoutes(deps.rag));
+  app.use(corporaRoutes({ ...deps.rag, costly: admit }));
   app.use(modelAdminRoutes(deps.pulls));
   app.use(modelsRoutes(deps.registry, deps.modelDefaults, startedAt));
-  app.use(chatRoutes(deps.chat));
-  app.use(embeddingsRoutes(deps.embeddings));
-  app.use(adminRoutes(deps.admin));
-  app.use(queryRoutes(deps.rag.queries));
+  app.use(chatRoutes(deps.chat, admit));
+  app.use(embeddingsRoutes(deps.embeddings, admit));
+  app.use(adminRoutes(deps.admin, deps.rateLimits));
+  app.use(queryRoutes(deps.rag.queries, admit));
   app.use(sourceRoutes(deps.rag.sources));
   app.use(conversationRoutes(deps.conversations, deps.rag.corpora));
   app.use(notFoundHandler);

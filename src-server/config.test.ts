@@ -38,6 +38,10 @@ describe("loadConfig", () => {
 
   it("takes the admin key from PUSTAKA_API_KEY only", () => {
     assert.equal(loadConfig({ defaults: { catalogPath: "/catalog.json" }, env: { PUSTAKA_API_KEY: "psk-abcdefghijklmnop" } }).apiKey, "psk-abcdefghijklmnop");
+    // A key that could never authenticate is refused at start, not accepted and then locked out.
+    for (const bad of ["abcdefghijklmnop", "psk-short", "psk-has spaces in it!!", "PSK-abcdefghijklmnop"]) {
+      assert.throws(() => loadConfig({ defaults: { catalogPath: "/catalog.json" }, env: { PUSTAKA_API_KEY: bad } }), (e: unknown) => e instanceof ConfigError && /apiKey: must be 'psk-'/.test(e.message), bad);
+    }
     assert.equal(loadConfig({ defaults: { catalogPath: "/catalog.json" }, env: {} }).apiKey, undefined);
   });
 

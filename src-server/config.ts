@@ -23,7 +23,10 @@ export const ConfigSchema = z
     /** Model catalog (JSON). Entry points pass the one they ship (`models/catalog.json`) as a default. */
     catalogPath: z.string().min(1),
     /** Admin key of the default workspace (`PUSTAKA_API_KEY`); generated on first start when absent. */
-    apiKey: z.string().min(16).optional(),
+    apiKey: z
+      .string()
+      .regex(/^psk-[A-Za-z0-9_-]{16,200}$/, "must be 'psk-' followed by at least 16 letters, digits, '-' or '_' (the form every API key has)")
+      .optional(),
     /** Extra `Host` header values accepted besides loopback names and the bound host (DNS-rebinding guard). */
     allowedHosts: z.array(z.string()).default([]),
     logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -87,6 +90,17 @@ export const ConfigSchema = z
         hybridFusion: z.enum(["convex", "rrf"]).default("convex"),
         /** Convex fusion: weight of the vector list, 0–1 (the keyword list gets the rest). */
         hybridVectorWeight: z.number().min(0).max(1).default(0.7),
+      })
+      .prefault({}),
+    rateLimits: z
+      .object({
+        /** Named tiers: requests and tokens a minute (0 = unlimited). `default` is the spec's; `unlimited` is built in. */
+        tiers: z
+          .record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,39}$/), z.object({ requestsPerMinute: z.number().int().min(0), tokensPerMinute: z.number().int().min(0) }).strict())
+          .default({})
+          .transform((tiers) => ({ default: { requestsPerMinute: 60, tokensPerMinute: 100_000 }, unlimited: { requestsPerMinute: 0, tokensPerMinute: 0 }, ...tiers })),
+        /** The tier of workspaces and keys without one of their own. */
+        defaultTier: z.string().default("default"),
       })
       .prefault({}),
     security: z

@@ -13,6 +13,8 @@ import pino, { type Logger } from "pino";
 import { AdminService } from "./admin/admin-service.js";
 import { SessionService } from "./admin/session-service.js";
 import { ModelPullService } from "./admin/model-pull-service.js";
+import { RateLimitService } from "./admin/rate-limit-service.js";
+import { SqliteRateLimitLedger } from "./store/rate-limit-store.js";
 import { fetchModels } from "./models/model-fetcher.js";
 import { ModelFileStore } from "./store/model-file-store.js";
 import { createApp } from "./app.js";
@@ -75,6 +77,7 @@ export interface Services {
   events: CorpusEvents;
   conversations: ConversationService;
   pulls: ModelPullService;
+  rateLimits: RateLimitService;
 }
 
 export interface PustakaServer {
@@ -127,6 +130,7 @@ export async function createServer(config: Config, options: ServerOptions): Prom
     const admin = new AdminService(new WorkspaceStore(db), new ApiKeyStore(db));
     const { generatedSecret } = admin.bootstrap(config.apiKey);
     const sessions = new SessionService(new SessionStore(db));
+    const rateLimits = new RateLimitService(new SqliteRateLimitLedger(db), { tiers: config.rateLimits.tiers, defaultTier: config.rateLimits.defaultTier });
     const registry = await ModelRegistry.build({
       modelsDir: config.modelsDir,
       catalog: loadCatalog(config.catalogPath),
@@ -142,6 +146,8 @@ export async function createServer(config: Config, options: ServerOptions): Prom
     const keyProvider: KeyProvider = new LocalKeyFileProvider(config.security.keyFile ?? path.join(config.dataDir, "keys", "kek.bin"));
     resources.add(() => keyProvider.close());
     const rag = composeRag(config, db, registry, engine, keyProvider, logger, options.workers?.documentParser);
+    const orphans = await rag.services.documents.sweepOrphans();
+    if (orphans > 0) logger.warn({ orphans }, "removed stored files that belonged to no document");
     resources.add(() => rag.indexes.close());
     resources.add(() => rag.indexer.close());
 
@@ -168,6 +174,7 @@ export async function createServer(config: Config, options: ServerOptions): Prom
       sessions,
       conversations,
       pulls,
+      rateLimits,
       chat: new ChatService(registry, engine, config.models.defaultChat),
       embeddings: new EmbeddingsService(registry, engine, { defaultModel: config.models.defaultEmbedding, maxInputs: config.embeddings.maxInputs }),
       ...rag.services,
@@ -183,6 +190,7 @@ export async function createServer(config: Config, options: ServerOptions): Prom
       embeddings: services.embeddings,
       conversations,
       pulls,
+      rateLimits,
       rag: { ...rag.services, upload: { maxFiles: config.rag.maxFilesPerUpload, maxFileBytes: config.rag.maxFileBytes } },
       http: { host: config.host, allowedHosts: config.allowedHosts, maxJsonBodyBytes: config.limits.maxJsonBodyBytes },
       version: options.version,

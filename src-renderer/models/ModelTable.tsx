@@ -25,7 +25,7 @@ export function groupModels(models: readonly Model[]): { model: Model; aliases: 
 export function ModelTable({ models, health }: { models: Model[]; health: Health | undefined }) {
   const { t, number } = useI18n();
   const bridge = getBridge();
-  const loaded = new Set(health?.engine.loadedModels.flatMap((m) => [m.id, m.path]) ?? []);
+  const loaded = new Set(health?.engine.loadedModels.map((m) => m.id) ?? []);
   return (
     <section className="section" aria-labelledby="installed-title">
       <h2 id="installed-title">{t("models.installed")}</h2>

@@ -33,7 +33,15 @@ export function fakeFetch(routes: Record<string, Handler>) {
   return { fetch: fetchImpl, calls };
 }
 
-export const principal: Principal = { object: "principal", workspace_id: "ws_default", key_id: "key_1", key_name: "workbench", scopes: ["inference", "rag.read", "rag.write", "keys.manage"] };
+const limit = { tier: "default", requests_per_minute: 60, tokens_per_minute: 100_000, remaining_requests: 60, remaining_tokens: 100_000, resets_at: 1 };
+export const principal: Principal = {
+  object: "principal",
+  workspace_id: "ws_default",
+  key_id: "key_1",
+  key_name: "workbench",
+  scopes: ["inference", "rag.read", "rag.write", "keys.manage"],
+  rate_limits: { key: limit, workspace: limit },
+};
 
 /** Renders `ui` inside the workbench's providers with a fake server. */
 export function renderWithApp(ui: ReactElement, options: { routes?: Record<string, Handler>; locale?: Locale; credential?: string | null } = {}) {

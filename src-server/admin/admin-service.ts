@@ -117,6 +117,15 @@ export class AdminService {
     return this.keys.list(workspaceId, page);
   }
 
+  /** A key of the workspace (404 otherwise). */
+  getKey(principal: Principal, workspaceId: string, keyId: string): ApiKeyRecord {
+    this.getWorkspace(principal, workspaceId);
+    this.require(principal, "keys.manage");
+    const key = this.keys.get(keyId);
+    if (!key || key.workspaceId !== workspaceId) throw notFound(`no API key '${keyId}' in this workspace`, "api_key_not_found");
+    return key;
+  }
+
   /** Revokes a key (kept for the record, unusable from now on). Idempotent. */
   revokeKey(principal: Principal, workspaceId: string, keyId: string): ApiKeyRecord {
     this.getWorkspace(principal, workspaceId);

@@ -6,6 +6,8 @@ export interface Workspace {
   id: string;
   object: "workspace";
   name: string;
+  /** The named rate-limit tier its requests and tokens are counted against. */
+  rate_limit_tier: string;
   created_at: number;
 }
 
@@ -21,6 +23,8 @@ export interface ApiKey {
   expires_at: number | null;
   revoked_at: number | null;
   last_used_at: number | null;
+  /** The named rate-limit tier of this key (its workspace's applies too). */
+  rate_limit_tier: string;
 }
 
 /** `POST /v1/admin/workspaces/{id}/api_keys` response: the secret, shown this once. */
@@ -41,6 +45,24 @@ export interface Principal {
   key_id: string;
   key_name: string;
   scopes: Scope[];
+  /** The limits of the caller's key and workspace, and what is left of them this minute. */
+  rate_limits: { key: RateLimitState; workspace: RateLimitState };
+}
+
+/** A scope's limits per minute (0 = unlimited) and what is left (null when unlimited). */
+export interface RateLimitState {
+  tier: string;
+  requests_per_minute: number;
+  tokens_per_minute: number;
+  remaining_requests: number | null;
+  remaining_tokens: number | null;
+  /** Unix seconds when everything counted now has left the one-minute window. */
+  resets_at: number;
+}
+
+/** `PATCH /v1/admin/workspaces/{id}` and `…/api_keys/{key_id}`: a named tier from the configuration, or null for the default. */
+export interface PatchRateLimitTierRequest {
+  rate_limit_tier: string | null;
 }
 
 /** `POST /v1/session` (browser mode): the sign-in token from the link's `#signin=` fragment. */

@@ -35,7 +35,8 @@ export interface Health {
     /** The GPU backend in use (`cuda`, `vulkan`, `metal`), false for the CPU, null until llama.cpp starts (with the first model). */
     gpu: string | false | null;
     threads: number;
-    loadedModels: { id: string; path: string; kinds: ("chat" | "embedding")[]; activeLeases: number }[];
+    /** Loaded models by id (no file paths: `/healthz` needs no credential). */
+    loadedModels: { id: string; kinds: ("chat" | "embedding")[]; activeLeases: number }[];
   };
 }
 

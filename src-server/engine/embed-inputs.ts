@@ -21,8 +21,12 @@ export async function embedInputs(slot: EmbedSlot, model: LlamaModel, inputs: st
   // Check every length before spending time on any embedding.
   let promptTokens = 0;
   inputs.forEach((text, i) => {
+    const own = model.tokenize(text, false).length;
+    if (own === 0) {
+      throw invalidInput(`${inputs.length === 1 ? "the input" : `input ${i}`} has no tokens (only white space or invisible characters): there is nothing to embed`, "empty_input", { in: "inputs", index: i, count: inputs.length });
+    }
     // +2: the beginning/end tokens the embedding context adds.
-    const tokens = model.tokenize(text, false).length + 2;
+    const tokens = own + 2;
     if (tokens >= slot.contextSize) {
       const which = inputs.length === 1 ? "the input" : `input ${i}`;
       throw invalidInput(`${which} is ${tokens} tokens; this model accepts at most ${slot.contextSize - 1} tokens per input`, "context_length_exceeded", { in: "inputs", index: i, count: inputs.length });

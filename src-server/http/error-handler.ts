@@ -3,7 +3,9 @@
  * No stack traces leave the process; unexpected errors are logged with the request id.
  */
 import type { ErrorRequestHandler, RequestHandler, Response } from "express";
+import { RateLimitExceeded } from "../admin/rate-limit-service.js";
 import { ServiceError, type ErrorKind, type InputLocation } from "../errors.js";
+import { setRateLimitHeaders } from "./rate-limit.js";
 
 const STATUS: Record<ErrorKind, { status: number; type: string }> = {
   invalid_request: { status: 400, type: "invalid_request_error" },
@@ -69,6 +71,18 @@ function asServiceError(error: unknown): ServiceError {
     return new ServiceError("unsupported_media_type", e.message ?? "unsupported body encoding", { code: "unsupported_encoding" });
   }
   if (e?.type === "request.aborted") return new ServiceError("invalid_request", "request aborted by the client", { code: "request_aborted" });
+  // A body whose Content-Encoding does not match its bytes fails inside zlib while being read.
+  const code = (error as { code?: unknown })?.code;
+  if ((typeof code === "string" && /^(Z_|ERR_ZLIB|ERR_BROTLI|ERR__ERROR)/.test(code)) || /decompression failed/i.test(e?.message ?? "")) {
+    return new ServiceError("invalid_request", "the request body could not be decompressed: it does not match its Content-Encoding", { code: "invalid_content_encoding" });
+  }
+  // Router and body-parser errors carry their status (a path with malformed percent-encoding: 400).
+  const status = typeof e?.status === "number" ? e.status : undefined;
+  if (status !== undefined && status >= 400 && status < 500) {
+    const kind: ErrorKind = status === 413 ? "payload_too_large" : status === 415 ? "unsupported_media_type" : "invalid_request";
+    const message = /decode param/i.test(e.message ?? "") ? "the URL has malformed percent-encoding" : (e.message ?? "invalid request");
+    return new ServiceError(kind, message, { code: /decode param/i.test(e.message ?? "") ? "invalid_url" : "invalid_request" });
+  }
   return new ServiceError("server", "The server had an error while processing your request.", { code: "internal_error", cause: error });
 }
 
@@ -81,6 +95,7 @@ export function sendError(res: Response, error: unknown): void {
     return;
   }
   if (status === 401) res.setHeader("WWW-Authenticate", 'Bearer realm="pustaka"');
+  if (error instanceof RateLimitExceeded) setRateLimitHeaders(res, error.states);
   if (retryAfter !== undefined) res.setHeader("Retry-After", String(retryAfter));
   res.status(status).json(body);
 }

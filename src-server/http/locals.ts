@@ -1,5 +1,6 @@
 /** What the HTTP layer attaches to every response, typed once. */
 import type { Logger } from "pino";
+import type { Admission } from "../admin/rate-limit-service.js";
 import type { Principal } from "../domain/scopes.js";
 
 declare global {
@@ -12,6 +13,8 @@ declare global {
       signal: AbortSignal;
       /** Set by `authenticate` on every /v1 route. */
       principal?: Principal;
+      /** Set on costly routes: the admitted request, through which tokens are reserved and settled. */
+      admission?: Admission;
     }
   }
 }

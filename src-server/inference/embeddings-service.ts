@@ -18,6 +18,17 @@ export class EmbeddingsService {
     private readonly options: { defaultModel: string; maxInputs: number },
   ) {}
 
+  /** Tokens the inputs take with the model's own tokenizer (two more each: the special tokens an embedding adds). */
+  async countTokens(modelName: string | undefined, inputs: string[]): Promise<number> {
+    const model = modelName ?? this.registry.defaultName("embedding", this.options.defaultModel);
+    const tokenizer = await this.engine.acquireTokenizer(this.registry.resolve(model));
+    try {
+      return inputs.reduce((n, text) => n + tokenizer.countTokens(text) + 2, 0);
+    } finally {
+      tokenizer.release();
+    }
+  }
+
   async embed(modelName: string | undefined, inputs: string[], signal: AbortSignal, dimensions?: number): Promise<EmbeddingsOutput> {
     const model = modelName ?? this.registry.defaultName("embedding", this.options.defaultModel);
     const entry = this.registry.resolve(model);

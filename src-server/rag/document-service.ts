@@ -169,4 +169,18 @@ export class DocumentService {
     await this.deps.indexes.removeDocument(corpusId, documentId);
     await this.deps.blobs.delete(corpusId, documentId);
   }
+
+  /**
+   * Removes stored originals that belong to no document (an upload cut off before it was
+   * accepted, a crash between the two). Run at start, before uploads are taken.
+   */
+  async sweepOrphans(): Promise<number> {
+    let removed = 0;
+    for (const { corpusId, documentId } of await this.deps.blobs.list()) {
+      if (this.deps.documents.get(corpusId, documentId)) continue;
+      await this.deps.blobs.delete(corpusId, documentId);
+      removed++;
+    }
+    return removed;
+  }
 }

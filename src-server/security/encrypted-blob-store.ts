@@ -45,6 +45,10 @@ export class EncryptedBlobStore {
     return this.blobs.delete(corpusId, documentId);
   }
 
+  list(): Promise<{ corpusId: string; documentId: string }[]> {
+    return this.blobs.list();
+  }
+
   deleteCorpus(corpusId: string): Promise<void> {
     return this.blobs.deleteCorpus(corpusId);
   }

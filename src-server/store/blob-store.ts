@@ -5,7 +5,7 @@
  * request input.
  */
 import { createWriteStream } from "node:fs";
-import { mkdir, readFile, rm } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -33,6 +33,16 @@ export class BlobStore {
 
   async delete(corpusId: string, documentId: string): Promise<void> {
     await rm(this.pathOf(corpusId, documentId), { force: true });
+  }
+
+  /** Every stored blob, by corpus and document (files that are not blobs of ours are ignored). */
+  async list(): Promise<{ corpusId: string; documentId: string }[]> {
+    const out: { corpusId: string; documentId: string }[] = [];
+    const corpora = await readdir(this.root).catch(() => [] as string[]);
+    for (const corpusId of corpora.filter((c) => ID.test(c))) {
+      for (const documentId of (await readdir(path.join(this.root, corpusId)).catch(() => [] as string[])).filter((d) => ID.test(d))) out.push({ corpusId, documentId });
+    }
+    return out;
   }
 
   async deleteCorpus(corpusId: string): Promise<void> {

@@ -1,7 +1,7 @@
 /**
  * Opens the SQLite database (WAL, foreign keys, secure_delete) and applies migrations.
  */
-import { mkdirSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import path from "node:path";
 import BetterSqlite3 from "better-sqlite3";
 import { MIGRATIONS, type Migration } from "./migrations/index.js";
@@ -16,10 +16,16 @@ export function openDatabase(dataDir: string, migrations: readonly Migration[] =
   let file = ":memory:";
   if (dataDir !== ":memory:") {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    // Private whatever the umask or an existing folder said: 0700 for the folder, 0600 for
+    // the database. SQLite gives the WAL and shared-memory files the database's mode.
+    chmodSync(dataDir, 0o700);
     file = path.join(dataDir, "pustaka.db");
+    closeSync(openSync(file, "a", 0o600));
+    chmodSync(file, 0o600);
   }
   const db = new BetterSqlite3(file);
   db.pragma("journal_mode = WAL");
+  for (const extra of [`${file}-wal`, `${file}-shm`]) if (file !== ":memory:" && existsSync(extra)) chmodSync(extra, 0o600);
   db.pragma("synchronous = NORMAL");
   db.pragma("foreign_keys = ON");
   db.pragma("busy_timeout = 5000");

@@ -46,6 +46,8 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
     // test's own HTTP client shares the CPU, and llama.cpp's spinning workers then stall.
     engine: { threads: 1, idleUnloadSeconds: 0, gpu: "cpu" },
     models: { bindings: options.bindings },
+    // Tests that are not about rate limits must not trip them; the rate-limit tests set their own tiers.
+    rateLimits: { defaultTier: "unlimited" },
   };
   const layout = packageLayout();
   const config = loadConfig({ env: {}, defaults: { catalogPath: layout.catalogPath }, overrides: mergeConfig(defaults, options.config) });

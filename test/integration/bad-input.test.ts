@@ -49,6 +49,30 @@ describe("bad input", () => {
     });
   }
 
+  it("answers malformed percent-encoding in a path with 400, not 500", async () => {
+    for (const route of ["/v1/rag/corpora/%ff", "/v1/models/%", "/v1/models/%E0%A4%A"]) {
+      const res = await t.call("GET", route);
+      assert.equal(res.status, 400, `${route}: ${JSON.stringify(res.json)}`);
+      assert.equal(res.json.error.code, "invalid_url");
+    }
+  });
+
+  it("answers a body that does not match its Content-Encoding with 400", async () => {
+    for (const encoding of ["gzip", "deflate", "br"]) {
+      const res = await fetch(`${t.url}/v1/embeddings`, { method: "POST", headers: { authorization: `Bearer ${t.key}`, "content-type": "application/json", "content-encoding": encoding }, body: "certainly not compressed" });
+      const body = (await res.json()) as any;
+      assert.equal(res.status, 400, `${encoding}: ${JSON.stringify(body)}`);
+      assert.equal(body.error.code, "invalid_content_encoding");
+    }
+  });
+
+  it("shows strangers no file paths on /healthz", async () => {
+    await t.call("POST", "/v1/embeddings", { model: "tiny", input: "load it" });
+    const health = (await t.call("GET", "/healthz", undefined, null)).json;
+    assert.ok(health.engine.loadedModels.length > 0);
+    assert.doesNotMatch(JSON.stringify(health), /\.gguf|\/shared\//);
+  });
+
   it("answers a non-JSON content type with 415", async () => {
     const res = await fetch(`${t.url}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${t.key}`, "content-type": "text/plain" }, body: "hello" });
     assert.equal(res.status, 415);

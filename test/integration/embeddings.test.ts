@@ -88,4 +88,23 @@ describe("embeddings with real models", () => {
     assert.equal(byId.minilm?.dimensions, 384);
     assert.equal(byId["svc-embed-1024"]?.dimensions, 1024);
   });
+
+  it("refuses an input that tokenizes to nothing, naming it, instead of returning an empty vector", async () => {
+    for (const model of ["minilm", "e5"]) {
+      for (const blank of [" ", "\u200b"]) {
+        const res = await t.call("POST", "/v1/embeddings", { model, input: ["banjir", blank] });
+        if (res.status === 200) {
+          // Some tokenizers keep a space as a token: then the vector must be a real one.
+          assert.ok(res.json.data[1].embedding.length > 0, `${model} ${JSON.stringify(blank)}`);
+          continue;
+        }
+        assert.equal(res.status, 400, JSON.stringify(res.json));
+        assert.equal(res.json.error.code, "empty_input");
+        assert.equal(res.json.error.param, "input.1");
+      }
+    }
+    const res = await t.call("POST", "/v1/embeddings", { model: "minilm", input: " " });
+    assert.equal(res.status, 400, "all-MiniLM-L6-v2's WordPiece drops white space entirely");
+    assert.equal(res.json.error.param, "input");
+  });
 });

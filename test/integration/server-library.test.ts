@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, it } from "node:test";
@@ -12,6 +12,8 @@ import { pathToFileURL } from "node:url";
 import pino from "pino";
 import { createServer, loadConfig, packageLayout } from "../../src-server/index.js";
 import { REPO_ROOT, tinyModel } from "../helpers/models.js";
+import { upload } from "../helpers/rag.js";
+import { startTestServer } from "../helpers/test-server.js";
 
 describe("the server as a library", () => {
   it("does nothing when imported: no argv parsing, no files read or written", () => {
@@ -55,6 +57,29 @@ describe("the server as a library", () => {
     const left = process.getActiveResourcesInfo().filter((r) => !before.has(r) && r !== "TTYWrap");
     assert.deepEqual(left.filter((r) => /TCP|Pipe|FSReqCallback/.test(r)), [], `handles left open: ${left.join(", ")}`);
     await assert.rejects(server.listen(), /closed/);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("sweeps stored files that belong to no document at start, and keeps the others", async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), "pustaka-orphans-"));
+    let t = await startTestServer({ bindings: { tiny: tinyModel("stories260K") }, dataDir });
+    const corpus = (await t.call("POST", "/v1/rag/corpora", { name: "c", embedding_model: "tiny", chunking: "fixed" })).json.id;
+    const uploaded = await upload(t, corpus, [{ name: "a.txt", content: "Once upon a time there was a cat." }]);
+    assert.equal(uploaded.status, 202);
+    const kept = path.join(dataDir, "blobs", corpus, uploaded.json.documents[0].id);
+    assert.ok(existsSync(kept));
+    await t.close();
+    // What an upload cut off mid-file, or a crash, can leave behind.
+    const strayInCorpus = path.join(dataDir, "blobs", corpus, "doc_" + "x".repeat(24));
+    const strayCorpus = path.join(dataDir, "blobs", "corp_" + "y".repeat(24));
+    writeFileSync(strayInCorpus, "sealed bytes");
+    mkdirSync(strayCorpus);
+    writeFileSync(path.join(strayCorpus, "doc_" + "z".repeat(24)), "sealed bytes");
+    t = await startTestServer({ bindings: { tiny: tinyModel("stories260K") }, dataDir });
+    assert.ok(!existsSync(strayInCorpus), "an original with no document is removed");
+    assert.ok(!existsSync(path.join(strayCorpus, "doc_" + "z".repeat(24))), "so is one of a corpus that does not exist");
+    assert.ok(existsSync(kept), "a document's original stays");
+    await t.close();
     rmSync(dataDir, { recursive: true, force: true });
   });
 });

@@ -1,5 +1,6 @@
 /** POST /v1/chat/completions (= /v1/inference/chat). */
-import { Router } from "express";
+import { Router, type RequestHandler } from "express";
+import type { ChatEvent } from "../../engine/types.js";
 import { invalidRequest } from "../../errors.js";
 import { newId, nowSeconds } from "../../ids.js";
 import type { ChatService } from "../../inference/chat-service.js";
@@ -9,19 +10,41 @@ import { jsonBody } from "../json-body.js";
 import { pipeSse } from "../sse.js";
 import { ChatRequestSchema, chatChunks, chatCompletionObject, toChatInput } from "../wire/chat-wire.js";
 
-export function chatRoutes(chat: ChatService): Router {
+/** Passes the events through and reports the completion tokens once the run ends (or 0 when cut short). */
+export async function* metered(events: AsyncIterable<ChatEvent>, onEnd: (completionTokens: number) => void): AsyncGenerator<ChatEvent, void, undefined> {
+  let completionTokens = 0;
+  try {
+    for await (const event of events) {
+      if (event.type === "end") completionTokens = event.completionTokens;
+      yield event;
+    }
+  } finally {
+    onEnd(completionTokens);
+  }
+}
+
+export function chatRoutes(chat: ChatService, costly: RequestHandler): Router {
   const router = Router();
-  router.post(["/v1/chat/completions", "/v1/inference/chat"], requireScope("inference"), async (req, res) => {
+  router.post(["/v1/chat/completions", "/v1/inference/chat"], requireScope("inference"), costly, async (req, res) => {
     const body = jsonBody(req, ChatRequestSchema);
     if (body.stream_options && !body.stream) throw invalidRequest("stream_options is only allowed when stream is true", "invalid_parameter", "stream_options");
     const input = toChatInput(body);
     const started = await chat.start(body.model, input, res.locals.signal);
+    const { promptTokens, contextSize } = started.run;
+    // Reserve the most this run can use before it generates anything; settle to the real count.
+    try {
+      res.locals.admission?.reserve(promptTokens + (input.maxTokens ?? contextSize - promptTokens));
+    } catch (error) {
+      await started.run.events.return();
+      throw error;
+    }
+    const events = metered(started.run.events, (completion) => res.locals.admission?.settle(promptTokens + completion));
     const meta = { id: newId("chatcmpl-"), created: nowSeconds(), model: started.model };
     if (!body.stream) {
-      res.json(chatCompletionObject(meta, await chat.collect(started)));
+      res.json(chatCompletionObject(meta, await chat.collect({ ...started, run: { ...started.run, events } })));
       return;
     }
-    const chunks = chatChunks(meta, started.run.events, started.run.promptTokens, body.stream_options?.include_usage === true);
+    const chunks = chatChunks(meta, events, promptTokens, body.stream_options?.include_usage === true);
     await pipeSse(res, chunks, { done: true, onError: (error) => toWireError(error).body });
   });
   return router;

@@ -1,5 +1,5 @@
 /** /v1/rag/corpora: corpora, their documents (upload, list, delete) and indexing events. */
-import { Router } from "express";
+import { Router, type RequestHandler } from "express";
 import { invalidRequest } from "../../errors.js";
 import type { CorpusEvents } from "../../rag/corpus-events.js";
 import type { CorpusService } from "../../rag/corpus-service.js";
@@ -29,9 +29,11 @@ export interface CorporaRouteDeps {
   documents: DocumentService;
   events: CorpusEvents;
   upload: UploadLimits;
+  /** Admission of costly operations (an upload counts one request). */
+  costly: RequestHandler;
 }
 
-export function corporaRoutes({ corpora, documents, events, upload }: CorporaRouteDeps): Router {
+export function corporaRoutes({ corpora, documents, events, upload, costly }: CorporaRouteDeps): Router {
   const router = Router();
   const read = requireScope("rag.read");
   const write = requireScope("rag.write");
@@ -64,7 +66,7 @@ export function corporaRoutes({ corpora, documents, events, upload }: CorporaRou
     res.json(corpusDeletedObject(deleted.id, deleted.tombstoneExpiresAt));
   });
 
-  router.post("/v1/rag/corpora/:corpusId/documents", write, async (req, res) => {
+  router.post("/v1/rag/corpora/:corpusId/documents", write, costly, async (req, res) => {
     const corpus = corpora.record(principalOf(res.locals), routeParam(req, "corpusId"));
     const received = await receiveUpload(req, corpus.id, documents, upload);
     let metadata: Record<string, unknown> = {};

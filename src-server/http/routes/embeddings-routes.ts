@@ -1,16 +1,19 @@
 /** POST /v1/embeddings (= /v1/inference/embeddings). */
-import { Router } from "express";
+import { Router, type RequestHandler } from "express";
 import type { EmbeddingsService } from "../../inference/embeddings-service.js";
 import { requireScope } from "../authenticate.js";
 import { jsonBody } from "../json-body.js";
 import { EmbeddingsRequestSchema, embeddingsObject, inputStrings } from "../wire/embeddings-wire.js";
 
-export function embeddingsRoutes(embeddings: EmbeddingsService): Router {
+export function embeddingsRoutes(embeddings: EmbeddingsService, costly: RequestHandler): Router {
   const router = Router();
-  router.post(["/v1/embeddings", "/v1/inference/embeddings"], requireScope("inference"), async (req, res) => {
+  router.post(["/v1/embeddings", "/v1/inference/embeddings"], requireScope("inference"), costly, async (req, res) => {
     const body = jsonBody(req, EmbeddingsRequestSchema);
     const inputs = inputStrings(body.input);
+    // The inputs' tokens are reserved before embedding, with the model's own tokenizer.
+    res.locals.admission?.reserve(await embeddings.countTokens(body.model, inputs));
     const result = await embeddings.embed(body.model, inputs, res.locals.signal, body.dimensions);
+    res.locals.admission?.settle(result.promptTokens);
     res.json(embeddingsObject(result.model, result.vectors, body.encoding_format, result.promptTokens));
   });
   return router;

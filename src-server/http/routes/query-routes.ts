@@ -1,5 +1,5 @@
 /** POST /v1/rag/corpora/{id}/query: grounded answers, streamed or not, always with citations. */
-import { Router } from "express";
+import { Router, type RequestHandler } from "express";
 import type { FinishReason } from "../../engine/types.js";
 import { newId, nowSeconds } from "../../ids.js";
 import type { QueryService, StartedQuery } from "../../rag/answer/query-service.js";
@@ -10,7 +10,7 @@ import { routeParam } from "../route-param.js";
 import { SseWriter } from "../sse.js";
 import { QuerySchema, SearchSchema, answerCitationsEvent, answerDeltaEvent, answerObject, searchResultObject, type AnswerEnding } from "../wire/rag-wire.js";
 
-export function queryRoutes(queries: QueryService): Router {
+export function queryRoutes(queries: QueryService, costly: RequestHandler): Router {
   const router = Router();
   const ending = (started: StartedQuery, answer: string, completionTokens: number, finishReason: FinishReason): AnswerEnding => ({
     citations: queries.citationsFor(started, answer),
@@ -19,7 +19,7 @@ export function queryRoutes(queries: QueryService): Router {
     finishReason,
   });
 
-  router.post("/v1/rag/corpora/:corpusId/query", requireScope("rag.read"), requireScope("inference"), async (req, res) => {
+  router.post("/v1/rag/corpora/:corpusId/query", requireScope("rag.read"), requireScope("inference"), costly, async (req, res) => {
     const body = jsonBody(req, QuerySchema);
     const started = await queries.start(
       principalOf(res.locals),
@@ -27,6 +27,21 @@ export function queryRoutes(queries: QueryService): Router {
       { question: body.question, topK: body.top_k, search: body.search, filter: body.filter, model: body.model, temperature: body.temperature, maxTokens: body.max_tokens },
       res.locals.signal,
     );
+    // The question's embedding is done; the answer's most is reserved before it generates.
+    const promptTokens = (started.run?.promptTokens ?? 0) + started.queryTokens;
+    try {
+      res.locals.admission?.reserve(promptTokens + (started.run ? (body.max_tokens ?? started.run.contextSize - started.run.promptTokens) : 0));
+    } catch (error) {
+      await started.run?.events.return();
+      throw error;
+    }
+    let settled = false;
+    const settle = (completionTokens: number) => {
+      if (settled) return;
+      settled = true;
+      res.locals.admission?.settle(promptTokens + completionTokens);
+    };
+    res.on("close", () => settle(0));
     const id = newId("ans_");
     if (!body.stream) {
       let answer = started.fallback ?? "";
@@ -41,6 +56,7 @@ export function queryRoutes(queries: QueryService): Router {
           }
         }
       }
+      settle(completionTokens);
       res.json(answerObject(id, started, answer.trim(), ending(started, answer, completionTokens, finishReason), nowSeconds()));
       return;
     }
@@ -66,6 +82,7 @@ export function queryRoutes(queries: QueryService): Router {
           }
         }
       }
+      settle(completionTokens);
       // The citation event ends the stream (spec: streamed queries end with it).
       await sse.send(answerCitationsEvent(id, started, ending(started, answer, completionTokens, finishReason)));
     } catch (error) {
@@ -74,9 +91,10 @@ export function queryRoutes(queries: QueryService): Router {
     sse.end();
   });
   /** Retrieval without generation: the chunks a query would cite, best first. */
-  router.post("/v1/rag/corpora/:corpusId/search", requireScope("rag.read"), async (req, res) => {
+  router.post("/v1/rag/corpora/:corpusId/search", requireScope("rag.read"), costly, async (req, res) => {
     const body = jsonBody(req, SearchSchema);
     const found = await queries.retrieve(principalOf(res.locals), routeParam(req, "corpusId"), { question: body.query, topK: body.top_k, search: body.search, filter: body.filter }, res.locals.signal);
+    res.locals.admission?.settle(found.queryTokens);
     res.json(searchResultObject(found));
   });
   return router;

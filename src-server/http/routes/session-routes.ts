@@ -5,6 +5,7 @@
  */
 import express, { Router } from "express";
 import { z } from "zod";
+import type { RateLimitService } from "../../admin/rate-limit-service.js";
 import type { SessionService } from "../../admin/session-service.js";
 import { nowSeconds } from "../../ids.js";
 import { assertSameOrigin } from "../authenticate.js";
@@ -14,14 +15,14 @@ import { principalObject } from "../wire/admin-wire.js";
 
 const SignInSchema = z.object({ token: z.string().min(1).max(256) }).strict();
 
-export function sessionRoutes(sessions: SessionService): Router {
+export function sessionRoutes(sessions: SessionService, rate: RateLimitService): Router {
   const router = Router();
   router.post("/v1/session", express.json({ limit: 4096 }), (req, res) => {
     assertSameOrigin(req);
     const { token } = jsonBody(req, SignInSchema);
     const started = sessions.signIn(token, req.get("user-agent") ?? "");
     setSessionCookie(res, started.secret, started.expiresAt - nowSeconds());
-    res.status(201).json({ object: "session", expires_at: started.expiresAt, principal: principalObject(started.principal) });
+    res.status(201).json({ object: "session", expires_at: started.expiresAt, principal: principalObject(started.principal, rate.peek(started.principal)) });
   });
   router.delete("/v1/session", (req, res) => {
     assertSameOrigin(req);

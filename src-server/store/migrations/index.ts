@@ -7,6 +7,7 @@ import { m002Rag } from "./002-rag.js";
 import { m003Sessions } from "./003-sessions.js";
 import { m004Conversations } from "./004-conversations.js";
 import { m005ModelFiles } from "./005-model-files.js";
+import { m006RateLimits } from "./006-rate-limits.js";
 
 export interface Migration {
   version: number;
@@ -14,4 +15,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [m001Core, m002Rag, m003Sessions, m004Conversations, m005ModelFiles];
+export const MIGRATIONS: readonly Migration[] = [m001Core, m002Rag, m003Sessions, m004Conversations, m005ModelFiles, m006RateLimits];
