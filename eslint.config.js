@@ -21,13 +21,13 @@ const zones = [
   // Layers inside the server point downwards only.
   { target: "./src-server/domain", from: "./src-server", except: ["./domain"], message: "domain/ is the bottom layer." },
   { target: "./src-server/store", from: "./src-server", except: ["./store", ...CORE], message: "store/ imports nothing above it." },
-  { target: "./src-server/security", from: "./src-server", except: ["./security", "./store", ...CORE], message: "security/ wraps storage; it knows no services or HTTP." },
+  { target: "./src-server/security", from: "./src-server", except: ["./security", "./store", "./contract", ...CORE], message: "security/ wraps storage; it knows no services or HTTP (the contract's types: the audit format it hashes)." },
   { target: "./src-server/models", from: "./src-server", except: ["./models", ...CORE], message: "models/ (the registry) sits below the engine and services." },
   { target: "./src-server/engine", from: "./src-server", except: ["./engine", "./models", ...CORE], message: "engine/ knows models, not services or HTTP." },
-  ...["admin", "inference", "rag", "conversations"].map((service) => ({
+  ...["admin", "audit", "inference", "rag", "conversations"].map((service) => ({
     target: `./src-server/${service}`,
     from: "./src-server",
-    except: ["./admin", "./inference", "./rag", "./conversations", "./engine", "./models", "./store", "./security", ...CORE],
+    except: ["./admin", "./audit", "./inference", "./rag", "./conversations", "./engine", "./models", "./store", "./security", ...CORE],
     message: "Services take typed input; they never see HTTP, configuration or the composition root.",
   })),
   { target: "./src-server/contract", from: "./src-server", except: ["./contract"], message: "The API contract stands alone (the renderer imports it)." },
@@ -86,7 +86,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["src-server/config.ts", "test/**", "bench/**", "scripts/**", "**/*.test.ts", "**/*.test.tsx", "src-main/main.ts", "electron.config.ts", "*.config.ts"],
+    files: ["src-server/config.ts", "test/**", "bench/**", "scripts/**", "examples/**", "**/*.test.ts", "**/*.test.tsx", "src-main/main.ts", "electron.config.ts", "*.config.ts"],
     rules: { "no-restricted-properties": "off" },
   },
   {

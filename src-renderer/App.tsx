@@ -17,6 +17,8 @@ const ChatPage = lazy(() => import("./chat/ChatPage.js").then((m) => ({ default:
 const CorporaPage = lazy(() => import("./corpora/CorporaPage.js").then((m) => ({ default: m.CorporaPage })));
 const ModelsPage = lazy(() => import("./models/ModelsPage.js").then((m) => ({ default: m.ModelsPage })));
 const KeysPage = lazy(() => import("./keys/KeysPage.js").then((m) => ({ default: m.KeysPage })));
+const AuditPage = lazy(() => import("./audit/AuditPage.js").then((m) => ({ default: m.AuditPage })));
+const SecurityPage = lazy(() => import("./security/SecurityPage.js").then((m) => ({ default: m.SecurityPage })));
 
 function PageFallback() {
   return (
@@ -48,6 +50,8 @@ function Pages() {
           {route.page === "corpora" && <CorporaPage corpusId={route.corpusId} />}
           {route.page === "models" && <ModelsPage />}
           {route.page === "keys" && <KeysPage />}
+          {route.page === "audit" && <AuditPage />}
+          {route.page === "security" && <SecurityPage />}
         </Suspense>
       </ErrorBoundary>
     </AppShell>

@@ -25,7 +25,18 @@ import { corporaRoutes } from "./http/routes/corpora-routes.js";
 import { queryRoutes } from "./http/routes/query-routes.js";
 import { sourceRoutes } from "./http/routes/source-routes.js";
 import { conversationRoutes } from "./http/routes/conversation-routes.js";
+import { tombstoneRoutes } from "./http/routes/tombstone-routes.js";
+import type { TombstoneService } from "./rag/tombstone-service.js";
 import { authenticate } from "./http/authenticate.js";
+import type { AuditService } from "./audit/audit-service.js";
+import { trailOf } from "./http/audit-trail.js";
+import { auditRoutes } from "./http/routes/audit-routes.js";
+import type { ServiceAccountService } from "./admin/service-account-service.js";
+import type { OAuthKeys } from "./security/oauth-keys.js";
+import type { SecurityStatus } from "./contract/index.js";
+import { oauthRoutes } from "./http/routes/oauth-routes.js";
+import { serviceAccountRoutes } from "./http/routes/service-account-routes.js";
+import { securityRoutes } from "./http/routes/security-routes.js";
 import { errorHandler, notFoundHandler } from "./http/error-handler.js";
 import { hostGuard } from "./http/host-guard.js";
 import "./http/locals.js";
@@ -46,10 +57,14 @@ export interface AppDeps {
   engine: InferenceEngine;
   chat: ChatService;
   embeddings: EmbeddingsService;
-  rag: { corpora: CorpusService; documents: DocumentService; queries: QueryService; sources: SourceService; events: CorpusEvents; upload: { maxFiles: number; maxFileBytes: number } };
+  rag: { corpora: CorpusService; documents: DocumentService; queries: QueryService; sources: SourceService; events: CorpusEvents; tombstones: TombstoneService; upload: { maxFiles: number; maxFileBytes: number } };
   conversations: ConversationService;
   pulls: ModelPullService;
   rateLimits: RateLimitService;
+  audit: AuditService;
+  oauth: { accounts: ServiceAccountService; keys: OAuthKeys };
+  /** What `GET /v1/admin/security` reports. */
+  securityStatus: () => SecurityStatus;
   http: { host: string; allowedHosts: string[]; maxJsonBodyBytes: number };
   version: string;
   /** The built workbench, served at `/` (browser mode); null = API only. */
@@ -70,22 +85,29 @@ export function createApp(deps: AppDeps): Express {
     res.json({ status: "ok", version: deps.version, engine: { ...engine, loadedModels: engine.loadedModels.map(({ path: _path, ...m }) => m) } });
   });
   if (deps.rendererDir) app.use(workbenchStatic(deps.rendererDir));
-  app.use(sessionRoutes(deps.sessions, deps.rateLimits));
+  app.use(sessionRoutes(deps.sessions, deps.rateLimits, deps.audit));
   // Authenticate before reading a body: strangers cannot make us parse megabytes.
-  app.use("/v1", authenticate(deps.admin, deps.sessions));
+  // The token endpoint, JWKS and OAuth metadata come before authentication: they are how a service account gets a credential.
+  app.use(oauthRoutes(deps.oauth.accounts, deps.oauth.keys, deps.audit));
+  app.use("/v1", authenticate(deps.admin, deps.sessions, deps.audit, deps.oauth.accounts));
   app.use("/v1", rateLimitHeaders(deps.rateLimits));
   const admit = costly(deps.rateLimits);
+  const trail = trailOf(deps.audit);
   // Only JSON bodies are parsed here; multipart uploads stream through their route untouched.
   app.use(express.json({ limit: deps.http.maxJsonBodyBytes, strict: true }));
-  app.use(corporaRoutes({ ...deps.rag, costly: admit }));
+  app.use(corporaRoutes({ ...deps.rag, costly: admit, trail, audit: deps.audit }));
   app.use(modelAdminRoutes(deps.pulls));
   app.use(modelsRoutes(deps.registry, deps.modelDefaults, startedAt));
-  app.use(chatRoutes(deps.chat, admit));
-  app.use(embeddingsRoutes(deps.embeddings, admit));
-  app.use(adminRoutes(deps.admin, deps.rateLimits));
-  app.use(queryRoutes(deps.rag.queries, admit));
+  app.use(chatRoutes(deps.chat, admit, trail));
+  app.use(embeddingsRoutes(deps.embeddings, admit, trail));
+  app.use(adminRoutes(deps.admin, deps.rateLimits, trail));
+  app.use(queryRoutes(deps.rag.queries, admit, trail));
+  app.use(auditRoutes(deps.audit));
+  app.use(serviceAccountRoutes(deps.oauth.accounts, deps.admin, deps.rateLimits, trail));
+  app.use(securityRoutes(deps.admin, deps.securityStatus, async () => ({ kid: await deps.oauth.keys.rotate(deps.oauth.accounts.settings.tokenTtlSeconds), published: deps.oauth.keys.kids() }), trail));
   app.use(sourceRoutes(deps.rag.sources));
   app.use(conversationRoutes(deps.conversations, deps.rag.corpora));
+  app.use(tombstoneRoutes(deps.rag.tombstones));
   app.use(notFoundHandler);
   app.use(errorHandler);
   return app;

@@ -6,7 +6,7 @@ import path from "node:path";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { AdminService, DEFAULT_WORKSPACE_ID } from "./admin/admin-service.js";
 import { SCOPES, type Principal, type Scope } from "./domain/scopes.js";
-import { ConfigError, loadConfig, type Config, type ConfigInput } from "./config.js";
+import { ConfigError, isLoopbackHost, loadConfig, type Config, type ConfigInput } from "./config.js";
 import { loadCatalog } from "./models/catalog.js";
 import { formatParameterCount } from "./models/gguf-summary.js";
 import { downloadModel, type DownloadProgress } from "./models/model-download.js";
@@ -14,10 +14,19 @@ import { fetchStarterModels } from "./models/starter-fetch.js";
 import type { CatalogModel } from "./models/catalog.js";
 import { ModelConfigError, ModelRegistry } from "./models/model-registry.js";
 import { packageLayout, type PackageLayout } from "./package-layout.js";
-import { startServer, type PustakaServer } from "./server.js";
+import { openAudit, startServer, type PustakaServer } from "./server.js";
+import type { AuditEvent, AuditService } from "./audit/audit-service.js";
+import { publicKeyFromText } from "./security/audit-chain.js";
+import { verifyExportFile } from "./security/audit-export.js";
+import { readFileSync } from "node:fs";
 import { ApiKeyStore } from "./store/api-key-store.js";
-import { openDatabase } from "./store/database.js";
+import { openDatabase, type Database } from "./store/database.js";
+import { rotateConfiguredKek } from "./security/kek-rotation.js";
+import { openKeyProvider } from "./security/key-providers.js";
 import { WorkspaceStore } from "./store/workspace-store.js";
+import { ServiceAccountService } from "./admin/service-account-service.js";
+import { OAuthKeys } from "./security/oauth-keys.js";
+import { ServiceAccountStore } from "./store/service-account-store.js";
 
 interface CommonFlags {
   config?: string;
@@ -39,6 +48,9 @@ interface ServeFlags extends CommonFlags {
   logLevel?: Config["logLevel"];
   /** False with --no-starter. */
   starter?: boolean;
+  tlsCert?: string;
+  tlsKey?: string;
+  insecureHttp?: boolean;
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -73,6 +85,8 @@ function configFrom(flags: Partial<ServeFlags>): Config {
     catalogPath: flags.catalog,
     logLevel: flags.logLevel,
     allowedHosts: flags.allowedHost?.length ? flags.allowedHost : undefined,
+    tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey },
+    insecureHttp: flags.insecureHttp,
     engine: { threads: flags.threads, gpu: flags.gpu, idleUnloadSeconds: flags.idleUnload },
     chat: { contextSize: flags.contextSize, sequences: flags.parallel },
     models: { bindings: parseBindings(flags.model ?? []) },
@@ -95,6 +109,9 @@ async function serve(flags: ServeFlags): Promise<void> {
   const server = await startServer(config, { version, rendererDir, starterScript: layout().starterScript });
   const out = process.stdout;
   out.write(`Pustaka ${version} listening on ${server.url}\n`);
+  if (config.insecureHttp && !config.tls.certFile && !isLoopbackHost(config.host)) {
+    process.stderr.write(`warning: serving plain HTTP on ${config.host} (--insecure-http): API keys and documents cross the network unencrypted\n`);
+  }
   const link = server.signInLink();
   if (link) out.write(`  Workbench: open this link to sign in (valid until the server stops):\n    ${link}\n`);
   else out.write("  Workbench: not built (run `npm run build`); the API works without it\n");
@@ -226,12 +243,64 @@ function localOperator(): Principal {
   return { workspaceId: DEFAULT_WORKSPACE_ID, keyId: "local-operator", keyName: "cli", scopes: new Set(SCOPES) };
 }
 
-function keysAdmin(flags: CommonFlags): { admin: AdminService; operator: Principal; close: () => void } {
+function keysAdmin(flags: CommonFlags): { db: Database; admin: AdminService; operator: Principal; audit: (event: Omit<AuditEvent, "actor" | "outcome">) => void; close: () => void } {
   const config = configFrom(flags);
   const db = openDatabase(config.dataDir);
   const admin = new AdminService(new WorkspaceStore(db), new ApiKeyStore(db));
   admin.bootstrap(config.apiKey);
-  return { admin, operator: localOperator(), close: () => db.close() };
+  const trail: AuditService = openAudit(db, config.dataDir);
+  // Offline changes are audited like the API's, as the local operator.
+  const audit = (event: Omit<AuditEvent, "actor" | "outcome">) => trail.recordNow({ ...event, actor: "cli", outcome: "success" });
+  return {
+    db,
+    admin,
+    operator: localOperator(),
+    audit,
+    close: () => {
+      trail.close();
+      db.close();
+    },
+  };
+}
+
+/** Service accounts of the data directory, managed offline as the local operator (audited as `cli`). */
+async function serviceAccountsAdmin(flags: CommonFlags) {
+  const config = configFrom(flags);
+  const { db, admin, operator, audit, close } = keysAdmin(flags);
+  const keys = await OAuthKeys.open(path.join(config.dataDir, "keys", "oauth-signing.json"));
+  const accounts = new ServiceAccountService(new ServiceAccountStore(db), admin, keys, {
+    issuer: () => config.oauth.issuer ?? `http://${config.host}:${config.port}`,
+    audience: "pustaka-api",
+    tokenTtlSeconds: config.oauth.tokenTtlSeconds,
+    maxAssertionSeconds: config.oauth.maxAssertionSeconds,
+  });
+  return { accounts, operator, audit, close };
+}
+
+/** `pustaka audit verify FILE`: checks an export offline; exit 0 when intact, 1 when not. */
+async function verifyExport(file: string, flags: { publicKey?: string; json?: boolean }): Promise<void> {
+  let pinned: string | undefined;
+  if (flags.publicKey) {
+    try {
+      pinned = publicKeyFromText(readFileSync(flags.publicKey, "utf8"));
+    } catch (error) {
+      throw new ConfigError(`cannot use the public key ${flags.publicKey}: ${(error as Error).message}`);
+    }
+  }
+  let result: Awaited<ReturnType<typeof verifyExportFile>>;
+  try {
+    result = await verifyExportFile(file, pinned);
+  } catch (error) {
+    throw new ConfigError(`cannot read ${file}: ${(error as Error).message}`);
+  }
+  if (flags.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  else {
+    const range = result.first_seq === null ? "no entries" : `entries ${result.first_seq}–${result.last_seq}`;
+    process.stdout.write(`${result.valid ? "VALID" : "INVALID"}: ${file} (${result.format}, chain ${result.chain ?? "?"}, ${result.count} entries, ${range})\n`);
+    process.stdout.write(`  signed by ${result.key_id ?? "nobody"}${result.key_pinned === null ? " (not pinned: pass --public-key to check it is your instance's)" : result.key_pinned ? " (the pinned key)" : " (NOT the pinned key)"}\n`);
+    for (const p of result.problems) process.stdout.write(`  ${p.reason}${p.seq === null ? "" : ` at entry ${p.seq}`}: ${p.message}\n`);
+  }
+  process.exitCode = result.valid ? 0 : 1;
 }
 
 function parseScopes(value: string): Scope[] {
@@ -253,6 +322,9 @@ export function buildProgram(): Command {
     .option("--host <host>", "interface to bind (default 127.0.0.1)")
     .option("--port <port>", "TCP port (default 7780; 0 = any free port)", integer)
     .option("--allowed-host <name>", "extra Host header value to accept (reverse proxies); repeatable", collect, [])
+    .option("--tls-cert <file>", "serve HTTPS with this PEM certificate (chain); needs --tls-key")
+    .option("--tls-key <file>", "the PEM private key of --tls-cert")
+    .option("--insecure-http", "allow plain HTTP on a non-loopback --host (otherwise TLS is required there)")
     .option("--threads <n>", "CPU threads per model context (default: physical cores)", integer)
     .addOption(new Option("--gpu <mode>", "use a GPU when one is found, or force the CPU").choices(["auto", "cpu"]))
     .option("--idle-unload <seconds>", "unload a model unused this long (default 600; 0 = never)", integer)
@@ -280,9 +352,10 @@ export function buildProgram(): Command {
     .requiredOption("--name <name>", "a label for the key")
     .option("--scopes <list>", `comma-separated scopes (${SCOPES.join(", ")})`, parseScopes)
     .action((flags: CommonFlags & { workspace: string; name: string; scopes?: Scope[] }) => {
-      const { admin, operator, close } = keysAdmin(flags);
+      const { admin, operator, audit, close } = keysAdmin(flags);
       try {
         const { key, secret } = admin.createKey(operator, flags.workspace, { name: flags.name, scopes: flags.scopes });
+        audit({ type: "api_key.create", workspaceId: key.workspaceId, data: { key_id: key.id, name: key.name, scopes: key.scopes, expires_at: key.expiresAt } });
         process.stdout.write(`${key.id} ${key.scopes.join(",")}\n${secret}\n`);
       } finally {
         close();
@@ -303,14 +376,118 @@ export function buildProgram(): Command {
   withCommonOptions(keys.command("revoke <keyId>").description("revoke a key"))
     .option("--workspace <id>", "workspace id", DEFAULT_WORKSPACE_ID)
     .action((keyId: string, flags: CommonFlags & { workspace: string }) => {
-      const { admin, operator, close } = keysAdmin(flags);
+      const { admin, operator, audit, close } = keysAdmin(flags);
       try {
-        admin.revokeKey(operator, flags.workspace, keyId);
+        const revoked = admin.revokeKey(operator, flags.workspace, keyId);
+        audit({ type: "api_key.revoke", workspaceId: revoked.workspaceId, data: { workspace_id: revoked.workspaceId, key_id: revoked.id } });
         process.stdout.write(`revoked ${keyId}\n`);
       } finally {
         close();
       }
     });
+  withCommonOptions(keys.command("init-hsm").description("create the key-encryption key in the HSM (security.provider 'pkcs11'); PIN from PUSTAKA_HSM_PIN or security.pkcs11.pinFile"))
+    .action(async (flags: CommonFlags) => {
+      const config = configFrom(flags);
+      if (config.security.provider !== "pkcs11") throw new ConfigError("keys init-hsm needs security.provider 'pkcs11' and security.pkcs11 in the configuration (--config)");
+      const provider = await openKeyProvider(config.security, { dataDir: config.dataDir, create: true });
+      try {
+        process.stdout.write(`${provider.created ? "created" : "already there"}: ${provider.id}\n`);
+      } finally {
+        await provider.close();
+      }
+    });
+  withCommonOptions(keys.command("rotate-kek").description("rewrap every stored data key under a new key-encryption key, without re-encrypting data (stop the server first)"))
+    .option("--destroy-old", "HSM: destroy the earlier KEKs in the token afterwards (an old key file is always removed)")
+    .action(async (flags: CommonFlags & { destroyOld?: boolean }) => {
+      const config = configFrom(flags);
+      const db = openDatabase(config.dataDir);
+      const trail = openAudit(db, config.dataDir);
+      try {
+        let result: Awaited<ReturnType<typeof rotateConfiguredKek>>;
+        try {
+          result = await rotateConfiguredKek(db, config.security, { dataDir: config.dataDir, destroyOld: flags.destroyOld });
+        } catch (error) {
+          trail.recordNow({ type: "kek.rotate", workspaceId: null, actor: "cli", outcome: "failure", data: { error: (error as Error).message.slice(0, 300) } });
+          throw error;
+        }
+        trail.recordNow({
+          type: "kek.rotate",
+          workspaceId: null,
+          actor: "cli",
+          outcome: "success",
+          data: { old_provider: result.oldProviderId, new_provider: result.newProviderId, rewrapped: result.rewrapped, retired: result.retired, destroy_old: flags.destroyOld === true },
+        });
+        process.stdout.write(
+          `rewrapped ${result.rewrapped.corpora} corpus and ${result.rewrapped.conversations} conversation keys\n  old KEK ${result.oldProviderId}\n  new KEK ${result.newProviderId}\n` +
+            (result.retired.length ? `  retired ${result.retired.join(", ")}\n` : ""),
+        );
+      } finally {
+        trail.close();
+        db.close();
+      }
+    });
+  const sa = program.command("service-accounts").description("manage service accounts (OAuth 2.0 clients) directly in the data directory");
+  withCommonOptions(sa.command("create").description("create a service account; prints its client id and, without --public-key, its client secret once"))
+    .option("--workspace <id>", "workspace id", DEFAULT_WORKSPACE_ID)
+    .requiredOption("--name <name>", "a label for the account")
+    .option("--scopes <list>", `comma-separated scopes (${SCOPES.join(", ")})`, parseScopes)
+    .option("--public-key <file>", "a public JWK (JSON file) whose private half signs the account's assertions (RFC 7523), instead of a secret")
+    .action(async (flags: CommonFlags & { workspace: string; name: string; scopes?: Scope[]; publicKey?: string }) => {
+      let publicJwk: Record<string, unknown> | undefined;
+      if (flags.publicKey) {
+        try {
+          publicJwk = JSON.parse(readFileSync(flags.publicKey, "utf8")) as Record<string, unknown>;
+        } catch (error) {
+          throw new ConfigError(`cannot read the JWK ${flags.publicKey}: ${(error as Error).message}`);
+        }
+      }
+      const { accounts, operator, audit, close } = await serviceAccountsAdmin(flags);
+      try {
+        const { account, secret } = await accounts.create(operator, flags.workspace, { name: flags.name, scopes: flags.scopes, publicJwk });
+        audit({ type: "service_account.create", workspaceId: account.workspaceId, data: { service_account_id: account.id, name: account.name, scopes: account.scopes, auth: secret ? "client_secret" : "private_key_jwt" } });
+        process.stdout.write(`${account.id} ${account.scopes.join(",")}\n${secret ?? "(authenticates with its key: no secret)"}\n`);
+      } finally {
+        close();
+      }
+    });
+  withCommonOptions(sa.command("list").description("list the service accounts of a workspace"))
+    .option("--workspace <id>", "workspace id", DEFAULT_WORKSPACE_ID)
+    .action(async (flags: CommonFlags & { workspace: string }) => {
+      const { accounts, operator, close } = await serviceAccountsAdmin(flags);
+      try {
+        for (const a of accounts.list(operator, flags.workspace, { limit: 100, order: "asc" }).data) {
+          process.stdout.write(`${a.id}  ${a.name}  [${a.scopes.join(",")}]${a.disabledAt ? "  DISABLED" : ""}\n`);
+        }
+      } finally {
+        close();
+      }
+    });
+  for (const [name, description] of [
+    ["disable", "stop a service account (its tokens stop working at once)"],
+    ["enable", "let a disabled service account work again"],
+    ["delete", "delete a service account"],
+  ] as const) {
+    withCommonOptions(sa.command(`${name} <accountId>`).description(description))
+      .option("--workspace <id>", "workspace id", DEFAULT_WORKSPACE_ID)
+      .action(async (accountId: string, flags: CommonFlags & { workspace: string }) => {
+        const { accounts, operator, audit, close } = await serviceAccountsAdmin(flags);
+        try {
+          const account =
+            name === "delete" ? accounts.delete(operator, flags.workspace, accountId) : await accounts.update(operator, flags.workspace, accountId, { disabled: name === "disable" });
+          audit({ type: name === "delete" ? "service_account.delete" : "service_account.update", workspaceId: account.workspaceId, data: { service_account_id: account.id, ...(name === "delete" ? {} : { disabled: name === "disable" }) } });
+          process.stdout.write(`${name}d ${account.id}\n`);
+        } finally {
+          close();
+        }
+      });
+  }
+  const audit = program.command("audit").description("the audit trail");
+  audit
+    .command("verify <file>")
+    .description("check an audit export (JSONL or CSV from GET /v1/audit/export) offline: every link, the count and head, the signed manifest")
+    .option("--public-key <file>", "the instance's audit key (PEM or base64, from GET /v1/audit/signing-key) the manifest must be signed with")
+    .option("--json", "print the result as JSON")
+    .action((file: string, flags: { publicKey?: string; json?: boolean }) => verifyExport(file, flags));
   return program;
 }
 

@@ -29,6 +29,19 @@ export const ConfigSchema = z
       .optional(),
     /** Extra `Host` header values accepted besides loopback names and the bound host (DNS-rebinding guard). */
     allowedHosts: z.array(z.string()).default([]),
+    /**
+     * HTTPS: PEM certificate (with its chain) and private key files, both or neither. Serving
+     * beyond loopback needs them, unless `insecureHttp`.
+     */
+    tls: z
+      .object({
+        certFile: z.string().min(1).optional(),
+        keyFile: z.string().min(1).optional(),
+      })
+      .strict()
+      .prefault({}),
+    /** Serve plain HTTP on a non-loopback interface anyway (a warning is logged at start). */
+    insecureHttp: z.boolean().default(false),
     logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
     engine: z
       .object({
@@ -62,6 +75,14 @@ export const ConfigSchema = z
       .object({
         /** Largest JSON request body, in bytes. */
         maxJsonBodyBytes: positiveInt.default(8 * 1024 * 1024),
+        /**
+         * Seconds a client has to send a whole request, headers and body (uploads included);
+         * slower requests get 408 and their connection is closed. Responses (long streams) are
+         * not limited by it. 0 = no limit.
+         */
+        requestTimeoutSeconds: z.number().min(0).max(86_400).default(300),
+        /** Seconds a client has to send a request's headers (capped by `requestTimeoutSeconds`). */
+        headersTimeoutSeconds: z.number().positive().max(3600).default(60),
       })
       .prefault({}),
     rag: z
@@ -80,6 +101,11 @@ export const ConfigSchema = z
         embedBatch: positiveInt.max(2048).default(32),
         /** Time one document may take to parse before it fails (hostile input). */
         parseTimeoutSeconds: positiveInt.default(60),
+        /**
+         * Heap of the worker that parses one document, in MiB; a document needing more fails
+         * (`document_too_complex`). Inflated data is bounded apart from it (see README, hostile files).
+         */
+        parseMemoryMb: z.number().int().min(64).max(8192).default(192),
         /**
          * Below this cosine similarity of the closest chunk, the corpus is taken to hold
          * nothing relevant and the answer says so. Model-dependent: 0.2 only catches
@@ -103,11 +129,51 @@ export const ConfigSchema = z
         defaultTier: z.string().default("default"),
       })
       .prefault({}),
+    oauth: z
+      .object({
+        /** The issuer (`iss`) of access tokens and base of the OAuth endpoints; default: the URL the server listens on. Set it behind a proxy. */
+        issuer: z.url().optional(),
+        /** Lifetime of an access token, in seconds. */
+        tokenTtlSeconds: z.number().int().min(60).max(86_400).default(900),
+        /** Longest lifetime accepted for a service account's JWT assertion (RFC 7523), in seconds. */
+        maxAssertionSeconds: z.number().int().min(30).max(3600).default(300),
+      })
+      .prefault({}),
     security: z
       .object({
+        /**
+         * Where the key-encryption key (KEK) lives: `local-file` (development and single-user
+         * machines; the default) or `pkcs11` (a hardware security module, see `pkcs11`).
+         */
+        provider: z.enum(["local-file", "pkcs11"]).default("local-file"),
         /** Key-encryption-key file for the local provider; default `<data-dir>/keys/kek.bin`. */
         keyFile: z.string().min(1).optional(),
+        /** The HSM holding the KEK (PKCS#11); required when `provider` is `pkcs11`. */
+        pkcs11: z
+          .object({
+            /** The vendor's PKCS#11 module (e.g. `/usr/lib/softhsm/libsofthsm2.so`). */
+            module: z.string().min(1),
+            /** Label of the token (slot) holding the KEK. */
+            tokenLabel: z.string().min(1).max(32),
+            /** Label of the KEK in the token (`pustaka keys init-hsm` creates it). */
+            keyLabel: z.string().min(1).default("pustaka-kek"),
+            /** Environment variable holding the user PIN (wins over `pinFile`). The PIN is never a flag or a config value. */
+            pinEnv: z
+              .string()
+              .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name")
+              .default("PUSTAKA_HSM_PIN"),
+            /** File holding the user PIN (one line; a trailing newline is ignored). */
+            pinFile: z.string().min(1).optional(),
+            /**
+             * Set by `loadConfig` from `pinEnv`/`pinFile` (embedders may pass their own): returns
+             * the PIN when the provider logs in, so the PIN itself is no field of the configuration.
+             */
+            readPin: z.custom<() => string>((v) => typeof v === "function", "is set from pinEnv or pinFile, never given").optional(),
+          })
+          .strict()
+          .optional(),
       })
+      .refine((s) => s.provider !== "pkcs11" || s.pkcs11 !== undefined, { message: "provider 'pkcs11' needs security.pkcs11 { module, tokenLabel }", path: ["pkcs11"] })
       .prefault({}),
     models: z
       .object({
@@ -122,7 +188,29 @@ export const ConfigSchema = z
       })
       .prefault({}),
   })
-  .strict();
+  .strict()
+  .superRefine((config, ctx) => {
+    const { certFile, keyFile } = config.tls;
+    if ((certFile === undefined) !== (keyFile === undefined)) {
+      ctx.addIssue({ code: "custom", path: ["tls"], message: "give both the certificate and the key file (--tls-cert and --tls-key), or neither" });
+    } else if (certFile === undefined && !config.insecureHttp && !isLoopbackHost(config.host)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["host"],
+        message:
+          `serving on '${config.host}' reaches beyond this machine, so it needs TLS: pass --tls-cert <file> and --tls-key <file> ` +
+          "(tls.certFile and tls.keyFile in a config file), or --insecure-http to serve plain HTTP on the network anyway",
+      });
+    }
+  });
+
+/** True for addresses and names that only reach this machine (127.0.0.0/8, ::1, localhost). */
+export function isLoopbackHost(host: string): boolean {
+  const name = host.trim().toLowerCase().replace(/^\[(.*)\]$/, "$1");
+  if (name === "localhost" || name.endsWith(".localhost") || name === "::1" || name === "0:0:0:0:0:0:0:1") return true;
+  const v4 = name.startsWith("::ffff:") ? name.slice(7) : name;
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
+}
 
 export type Config = z.infer<typeof ConfigSchema>;
 type DeepPartial<T> = T extends readonly unknown[] ? T : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> | undefined } : T;
@@ -214,5 +302,33 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   config.modelsDir = path.resolve(config.modelsDir);
   config.catalogPath = path.resolve(config.catalogPath);
   for (const [id, file] of Object.entries(config.models.bindings)) config.models.bindings[id] = path.resolve(file);
+  if (config.tls.certFile) config.tls.certFile = path.resolve(config.tls.certFile);
+  if (config.tls.keyFile) config.tls.keyFile = path.resolve(config.tls.keyFile);
+  const hsm = config.security.pkcs11;
+  if (hsm) {
+    if (hsm.pinFile) hsm.pinFile = path.resolve(hsm.pinFile);
+    hsm.readPin ??= hsmPinReader(hsm.pinEnv, hsm.pinFile, env);
+  }
   return config;
+}
+
+/**
+ * The HSM user PIN, read when the provider logs in: from the environment variable `pinEnv`
+ * (captured now, as every environment read is here) or else from `pinFile`. It stays out
+ * of the configuration object, so printing or logging the configuration shows no PIN.
+ */
+function hsmPinReader(pinEnv: string, pinFile: string | undefined, env: NodeJS.ProcessEnv): () => string {
+  const fromEnv = env[pinEnv];
+  return () => {
+    if (fromEnv) return fromEnv;
+    if (!pinFile) throw new ConfigError(`no HSM PIN: set the environment variable ${pinEnv} (security.pkcs11.pinEnv) or security.pkcs11.pinFile`);
+    let pin: string;
+    try {
+      pin = readFileSync(pinFile, "utf8").replace(/\r?\n$/, "");
+    } catch (error) {
+      throw new ConfigError(`cannot read the HSM PIN file ${pinFile}: ${(error as Error).message}`);
+    }
+    if (!pin) throw new ConfigError(`the HSM PIN file ${pinFile} is empty`);
+    return pin;
+  };
 }

@@ -14,6 +14,7 @@
  * Importing it does no work. The HTTP API's types are in `./contract/` (type-only).
  */
 export { createServer, startServer, type PustakaServer, type ServerOptions, type Services } from "./server.js";
+export { systemClock, type Clock } from "./domain/clock.js";
 export { ConfigError, ConfigSchema, defaultDataDir, loadConfig, mergeConfig, type Config, type ConfigInput, type LoadConfigOptions } from "./config.js";
 export { packageLayout, type PackageLayout } from "./package-layout.js";
 export { ModelConfigError } from "./models/model-registry.js";

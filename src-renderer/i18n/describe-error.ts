@@ -39,6 +39,8 @@ const KNOWN_CODES = [
   "payload_too_large",
   "request_too_large",
   "file_not_found",
+  "unknown_tier",
+  "service_account_not_found",
 ] as const;
 
 type KnownCode = (typeof KNOWN_CODES)[number];

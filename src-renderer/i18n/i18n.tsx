@@ -20,6 +20,16 @@ export function translate(locale: Locale, key: MessageKey, vars?: Vars): string 
   return vars ? text.replace(/\{(\w+)\}/g, (whole, name: string) => (name in vars ? String(vars[name]) : whole)) : text;
 }
 
+/**
+ * A count in words: `key.one` for exactly one when the catalogue has it ("1 entry"), else
+ * `key` with `{n}` ("3 entries"). `n` is shown formatted by `format` (thousands separators).
+ */
+export function countOf(t: Translate, key: MessageKey, n: number, format: (value: number) => string = String): string {
+  const one = `${key}.one`;
+  if (n === 1 && one in en) return t(one as MessageKey);
+  return t(key, { n: format(n) });
+}
+
 export function storedLocale(): Locale {
   try {
     const value = localStorage.getItem(STORAGE_KEY);
@@ -37,6 +47,10 @@ export interface I18n {
   /** Date and time in the UI language, from Unix seconds. */
   dateTime: (seconds: number) => string;
   date: (seconds: number) => string;
+  /** Date and time to the second ("22 Nov 2026, 10:05:25"), from Unix seconds, for logs. */
+  dateTimePrecise: (seconds: number) => string;
+  /** A short date ("22 Nov 2026"), from Unix seconds, for table cells. */
+  shortDate: (seconds: number) => string;
   number: (value: number) => string;
 }
 
@@ -59,6 +73,8 @@ export function I18nProvider({ children, initial }: { children: ReactNode; initi
     const tag = locale === "ms" ? "ms-MY" : "en-GB";
     const dt = new Intl.DateTimeFormat(tag, { dateStyle: "medium", timeStyle: "short" });
     const d = new Intl.DateTimeFormat(tag, { dateStyle: "long" });
+    const sd = new Intl.DateTimeFormat(tag, { dateStyle: "medium" });
+    const dtp = new Intl.DateTimeFormat(tag, { dateStyle: "medium", timeStyle: "medium" });
     const n = new Intl.NumberFormat(tag);
     return {
       locale,
@@ -66,6 +82,8 @@ export function I18nProvider({ children, initial }: { children: ReactNode; initi
       t: (key, vars) => translate(locale, key, vars),
       dateTime: (s) => dt.format(new Date(s * 1000)),
       date: (s) => d.format(new Date(s * 1000)),
+      shortDate: (s) => sd.format(new Date(s * 1000)),
+      dateTimePrecise: (s) => dtp.format(new Date(s * 1000)),
       number: (v) => n.format(v),
     };
   }, [locale, setLocale]);

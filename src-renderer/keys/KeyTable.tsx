@@ -1,5 +1,6 @@
-/** The workspace's keys: prefix, scopes, dates, state; revoke with confirmation. */
+/** The workspace's keys: prefix, scopes, rate-limit tier, dates, state; revoke with confirmation; administrators change tiers. */
 import { useQueryClient } from "@tanstack/react-query";
+import { Gauge } from "lucide-react";
 import { useState } from "react";
 import { useApi } from "../api/api-context.js";
 import type { ApiKey } from "../api/contract.js";
@@ -8,8 +9,17 @@ import { useI18n } from "../i18n/i18n.js";
 import { ConfirmDialog } from "../ui/ConfirmDialog.js";
 import { StatusBadge } from "../ui/StatusBadge.js";
 
-export function KeyTable({ keys, workspaceId, currentKeyId }: { keys: ApiKey[]; workspaceId: string; currentKeyId: string }) {
-  const { t, dateTime } = useI18n();
+export interface KeyTableProps {
+  keys: ApiKey[];
+  workspaceId: string;
+  currentKeyId: string;
+  /** Shows the tier change (the caller has `workspaces.manage`). */
+  canChangeTier: boolean;
+  onChangeTier: (key: ApiKey) => void;
+}
+
+export function KeyTable({ keys, workspaceId, currentKeyId, canChangeTier, onChangeTier }: KeyTableProps) {
+  const { t, dateTime, shortDate } = useI18n();
   const client = useApi();
   const queryClient = useQueryClient();
   const [target, setTarget] = useState<ApiKey | null>(null);
@@ -27,6 +37,7 @@ export function KeyTable({ keys, workspaceId, currentKeyId }: { keys: ApiKey[]; 
             <th scope="col">{t("keys.col.name")}</th>
             <th scope="col">{t("keys.col.prefix")}</th>
             <th scope="col">{t("keys.col.scopes")}</th>
+            <th scope="col">{t("keys.col.tier")}</th>
             <th scope="col">{t("keys.col.created")}</th>
             <th scope="col">{t("keys.col.lastUsed")}</th>
             <th scope="col">{t("keys.col.expires")}</th>
@@ -48,9 +59,23 @@ export function KeyTable({ keys, workspaceId, currentKeyId }: { keys: ApiKey[]; 
                 </td>
                 <td className="mono key-prefix">{k.prefix}…</td>
                 <td className="scopes">{k.scopes.join(", ")}</td>
-                <td className="muted nowrap">{dateTime(k.created_at)}</td>
-                <td className="muted nowrap">{k.last_used_at ? dateTime(k.last_used_at) : t("keys.never")}</td>
-                <td className="muted nowrap">{k.expires_at ? dateTime(k.expires_at) : t("keys.noExpiry")}</td>
+                <td className="nowrap">
+                  <span className="tier-cell">
+                    <span className="mono tier-name">{k.rate_limit_tier}</span>
+                    {canChangeTier && state === "active" && (
+                      <button type="button" className="icon-btn" onClick={() => onChangeTier(k)} aria-label={t("tier.changeOne", { name: k.name })} title={t("tier.change")}>
+                        <Gauge aria-hidden="true" size={14} />
+                      </button>
+                    )}
+                  </span>
+                </td>
+                <td className="muted nowrap" title={dateTime(k.created_at)}>
+                  {shortDate(k.created_at)}
+                </td>
+                <td className="muted">{k.last_used_at ? dateTime(k.last_used_at) : t("keys.never")}</td>
+                <td className="muted nowrap" title={k.expires_at ? dateTime(k.expires_at) : undefined}>
+                  {k.expires_at ? shortDate(k.expires_at) : t("keys.noExpiry")}
+                </td>
                 <td>
                   <StatusBadge tone={state === "active" ? "success" : state === "revoked" ? "danger" : "warning"}>{t(`keys.state.${state}`)}</StatusBadge>
                 </td>

@@ -21,7 +21,12 @@ export function fraction(done: number, total: number | null | undefined): number
 
 /** Offers text to the user as a file download. */
 export function downloadText(filename: string, text: string, type = "text/markdown"): void {
-  const url = URL.createObjectURL(new Blob([text], { type: `${type};charset=utf-8` }));
+  downloadBlob(filename, new Blob([text], { type: `${type};charset=utf-8` }));
+}
+
+/** Offers bytes to the user as a file download (a browser's download, or Electron's save prompt). */
+export function downloadBlob(filename: string, blob: Blob): void {
+  const url = URL.createObjectURL(blob);
   const a = document.createElement("a");
   a.href = url;
   a.download = filename;

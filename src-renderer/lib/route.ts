@@ -1,6 +1,7 @@
 /**
- * Hash routes (`#/chat/conv_1`, `#/corpora/corp_1`, `#/models`, `#/keys`): they work the
- * same whether the page comes from the server or from a file in the desktop app.
+ * Hash routes (`#/chat/conv_1`, `#/corpora/corp_1`, `#/models`, `#/keys`, `#/audit`,
+ * `#/security`): they work the same whether the page comes from the server or from a
+ * file in the desktop app.
  */
 import { useCallback, useSyncExternalStore } from "react";
 
@@ -8,7 +9,9 @@ export type Route =
   | { page: "chat"; conversationId: string | null }
   | { page: "corpora"; corpusId: string | null }
   | { page: "models" }
-  | { page: "keys" };
+  | { page: "keys" }
+  | { page: "audit" }
+  | { page: "security" };
 
 export type Page = Route["page"];
 
@@ -17,6 +20,8 @@ export function parseRoute(hash: string): Route {
   if (page === "corpora") return { page: "corpora", corpusId: id || null };
   if (page === "models") return { page: "models" };
   if (page === "keys") return { page: "keys" };
+  if (page === "audit") return { page: "audit" };
+  if (page === "security") return { page: "security" };
   return { page: "chat", conversationId: page === "chat" && id ? id : null };
 }
 

@@ -43,8 +43,11 @@ export const principal: Principal = {
   rate_limits: { key: limit, workspace: limit },
 };
 
+/** The test principal with every scope (an administrator's session). */
+export const adminPrincipal: Principal = { ...principal, scopes: ["inference", "rag.read", "rag.write", "keys.manage", "workspaces.manage", "audit.read"] };
+
 /** Renders `ui` inside the workbench's providers with a fake server. */
-export function renderWithApp(ui: ReactElement, options: { routes?: Record<string, Handler>; locale?: Locale; credential?: string | null } = {}) {
+export function renderWithApp(ui: ReactElement, options: { routes?: Record<string, Handler>; locale?: Locale; credential?: string | null; principal?: Principal } = {}) {
   const server = fakeFetch(options.routes ?? {});
   const client = new ApiClient({ origin: "", credential: options.credential ?? null, fetch: server.fetch });
   const queryClient = createQueryClient();
@@ -53,7 +56,7 @@ export function renderWithApp(ui: ReactElement, options: { routes?: Record<strin
     <I18nProvider initial={options.locale ?? "en"}>
       <ApiProvider client={client}>
         <QueryClientProvider client={queryClient}>
-          <AuthContext.Provider value={{ principal, signOut: null }}>{ui}</AuthContext.Provider>
+          <AuthContext.Provider value={{ principal: options.principal ?? principal, signOut: null }}>{ui}</AuthContext.Provider>
         </QueryClientProvider>
       </ApiProvider>
     </I18nProvider>,

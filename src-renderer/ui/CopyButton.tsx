@@ -3,7 +3,8 @@ import { Check, Copy } from "lucide-react";
 import { useState } from "react";
 import { useI18n } from "../i18n/i18n.js";
 
-export function CopyButton({ text, label, className = "btn btn-small" }: { text: string; label?: string; className?: string }) {
+/** `showLabel`: the button reads `label` (not just "Copy") while idle. */
+export function CopyButton({ text, label, className = "btn btn-small", showLabel = false }: { text: string; label?: string; className?: string; showLabel?: boolean }) {
   const { t } = useI18n();
   const [state, setState] = useState<"idle" | "copied" | "failed">("idle");
   const copy = async () => {
@@ -18,7 +19,7 @@ export function CopyButton({ text, label, className = "btn btn-small" }: { text:
   return (
     <button type="button" className={className} onClick={() => void copy()} aria-label={label ?? t("common.copy")}>
       {state === "copied" ? <Check aria-hidden="true" size={14} /> : <Copy aria-hidden="true" size={14} />}
-      <span aria-live="polite">{state === "copied" ? t("common.copied") : state === "failed" ? t("common.copyFailed") : t("common.copy")}</span>
+      <span aria-live="polite">{state === "copied" ? t("common.copied") : state === "failed" ? t("common.copyFailed") : showLabel && label ? label : t("common.copy")}</span>
     </button>
   );
 }

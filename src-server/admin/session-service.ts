@@ -96,6 +96,6 @@ export class SessionService {
   }
 
   private principalOf(record: { id: string; workspaceId: string; scopes: Principal["scopes"] extends ReadonlySet<infer S> ? S[] : never }): Principal {
-    return { workspaceId: record.workspaceId, keyId: record.id, keyName: "workbench session", scopes: new Set(record.scopes) };
+    return { kind: "session", workspaceId: record.workspaceId, keyId: record.id, keyName: "workbench session", scopes: new Set(record.scopes) };
   }
 }

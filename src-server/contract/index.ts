@@ -9,4 +9,5 @@ export type * from "./models.js";
 export type * from "./inference.js";
 export type * from "./rag.js";
 export type * from "./conversations.js";
+export type * from "./audit.js";
 export type * from "./desktop-bridge.js";

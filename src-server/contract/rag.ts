@@ -1,4 +1,4 @@
-/** The API contract: corpora, documents, uploads, indexing events, search and grounded answers. Types only. */
+/** The API contract: corpora, documents, uploads, indexing events, search and grounded answers, tombstones of deletions. Types only. */
 import type { Usage } from "./common.js";
 import type { FinishReason } from "./inference.js";
 
@@ -46,12 +46,46 @@ export interface PatchCorpusRequest {
   metadata?: Record<string, string>;
 }
 
+export type TombstoneKind = "corpus" | "document";
+/** `deleting`: being copied to cold storage (still in primary); `retained`: wiped from primary, kept cold until `expires_at`; `purging`/`purged`: being destroyed/destroyed. */
+export type TombstoneStatus = "deleting" | "retained" | "purging" | "purged";
+
+/** What a deletion left in cold storage, sealed under the corpus key, until its retention window ends. */
+export interface Tombstone {
+  /** The deleted corpus's or document's id. */
+  id: string;
+  object: "rag.tombstone";
+  kind: TombstoneKind;
+  workspace_id: string;
+  corpus_id: string;
+  document_id: string | null;
+  status: TombstoneStatus;
+  documents: number;
+  chunks: number;
+  /** Bytes of ciphertext kept: chunk text and vectors, stored originals, the sealed record manifest. */
+  bytes: number;
+  deleted_at: number;
+  /** From then on the purge destroys the tombstone (and, for a corpus, its data key). */
+  expires_at: number;
+}
+
 export interface CorpusDeleted {
   id: string;
   object: "rag.corpus.deleted";
   deleted: true;
-  /** When the corpus key is destroyed and its data becomes unrecoverable. */
+  /** When the tombstone and the corpus key are destroyed and its data becomes unrecoverable. */
   tombstone_expires_at: number;
+  tombstone: Tombstone;
+}
+
+/** `POST /v1/admin/tombstones/purge`: what the purge destroyed. */
+export interface TombstonePurge {
+  object: "rag.tombstone.purge";
+  purged_at: number;
+  /** Tombstones destroyed (status `purged`). */
+  purged: Tombstone[];
+  /** Deleted corpora whose wrapped data key was destroyed (crypto-shredded). */
+  keys_destroyed: string[];
 }
 
 export interface ErrorDetail {
@@ -80,6 +114,7 @@ export interface DocumentDeleted {
   id: string;
   object: "rag.document.deleted";
   deleted: true;
+  tombstone: Tombstone;
 }
 
 export interface FileRejection {

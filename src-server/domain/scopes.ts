@@ -10,6 +10,8 @@ export const ADMIN_SCOPES: readonly Scope[] = SCOPES;
 
 /** Who is calling: resolved from the bearer key on every request. */
 export interface Principal {
+  /** What authenticated: an API key (the default), a workbench session or a service account's token. */
+  kind?: "api_key" | "session" | "service_account";
   workspaceId: string;
   keyId: string;
   keyName: string;

@@ -2,12 +2,16 @@
  * Authentication for every /v1 route: a bearer API key (tools, the desktop app) or the
  * workbench's session cookie (browser mode), and per-route scope checks.
  */
-import type { Request, RequestHandler } from "express";
+import type { Request, RequestHandler, Response } from "express";
 import type { AdminService } from "../admin/admin-service.js";
 import type { SessionService } from "../admin/session-service.js";
 import type { Principal, Scope } from "../domain/scopes.js";
 import { ServiceError } from "../errors.js";
 import { readSessionCookie } from "./session-cookie.js";
+import type { AuditService } from "../audit/audit-service.js";
+import { toWireError } from "./error-handler.js";
+import { recordSafely } from "./audit-trail.js";
+import { PREFIX_LENGTH, SECRET_MARKER } from "../security/secrets.js";
 
 /** Header the workbench sends with cookie-authenticated requests (a cross-origin page cannot without a preflight we never grant). */
 export const CSRF_HEADER = "x-pustaka-csrf";
@@ -26,27 +30,49 @@ export function assertSameOrigin(req: Request): void {
   }
 }
 
-export function authenticate(admin: AdminService, sessions: SessionService): RequestHandler {
-  return (req, res, next) => {
+/** Verifies OAuth access tokens (service accounts). */
+export interface TokenAuthenticator {
+  authenticateToken(token: string): Promise<Principal>;
+}
+
+/** A JWT (three base64url parts, a JSON header): an OAuth access token rather than an API key. */
+const looksLikeJwt = (token: string) => /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token) && token.length <= 8192;
+
+export function authenticate(admin: AdminService, sessions: SessionService, audit?: AuditService, tokens?: TokenAuthenticator): RequestHandler {
+  const resolve = async (req: Request, res: Response): Promise<void> => {
     const header = req.get("authorization");
     if (!header) {
       const session = readSessionCookie(req);
       if (session) {
         assertSameOrigin(req);
         res.locals.principal = sessions.authenticate(session);
-        next();
         return;
       }
-      next(new ServiceError("authentication", "Missing API key: send 'Authorization: Bearer <API_KEY>'.", { code: "missing_api_key" }));
-      return;
+      throw new ServiceError("authentication", "Missing API key: send 'Authorization: Bearer <API_KEY>'.", { code: "missing_api_key" });
     }
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match?.[1]) {
-      next(new ServiceError("authentication", "Malformed Authorization header: expected 'Bearer <API_KEY>'.", { code: "invalid_authorization_header" }));
-      return;
-    }
-    res.locals.principal = admin.authenticate(match[1]);
-    next();
+    if (!match?.[1]) throw new ServiceError("authentication", "Malformed Authorization header: expected 'Bearer <API_KEY>'.", { code: "invalid_authorization_header" });
+    res.locals.principal = tokens && looksLikeJwt(match[1]) ? await tokens.authenticateToken(match[1]) : admin.authenticate(match[1]);
+  };
+  return (req, res, next) => {
+    resolve(req, res).then(
+      () => next(),
+      (error: unknown) => {
+        // Failed authentication is audited in the instance chain (the caller proved no workspace), by the key's public prefix at most.
+        if (audit) {
+          const secret = /^Bearer\s+(\S+)/i.exec(req.get("authorization") ?? "")?.[1];
+          const data = {
+            reason: toWireError(error).body.error.code,
+            key_prefix: secret?.startsWith(SECRET_MARKER) ? secret.slice(0, PREFIX_LENGTH) : null,
+            method: req.method,
+            path: req.path.slice(0, 200),
+            remote: req.socket.remoteAddress ?? null,
+          };
+          recordSafely(audit, res, { type: "auth.failed", workspaceId: null, actor: "anonymous", outcome: "failure", requestId: res.locals.requestId, data });
+        }
+        next(error);
+      },
+    );
   };
 }
 

@@ -89,6 +89,7 @@ function asServiceError(error: unknown): ServiceError {
 /** Sends an error response (JSON) unless headers already went out. */
 export function sendError(res: Response, error: unknown): void {
   const { status, body, retryAfter } = toWireError(error);
+  if (body.error.code) res.locals.errorCode = body.error.code;
   if (status >= 500 && status !== 503) res.locals.log?.error({ err: error }, "request failed");
   if (res.headersSent) {
     res.end();

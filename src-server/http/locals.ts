@@ -15,6 +15,10 @@ declare global {
       principal?: Principal;
       /** Set on costly routes: the admitted request, through which tokens are reserved and settled. */
       admission?: Admission;
+      /** Set by `audited` routes: the entry written when the response ends (routes add facts to `data`; `done` = the route recorded its own entries). */
+      audit?: { type: string; data: Record<string, unknown>; done?: boolean; workspaceId?: string };
+      /** The error code sent (error responses and errors inside streams), for the audit trail. */
+      errorCode?: string;
     }
   }
 }

@@ -7,12 +7,13 @@ import { invalidRequest, notFound } from "../errors.js";
 import { newId, nowSeconds } from "../ids.js";
 import type { ModelRegistry } from "../models/model-registry.js";
 import type { CorpusKeyring } from "../security/corpus-keyring.js";
-import type { EncryptedBlobStore } from "../security/encrypted-blob-store.js";
 import type { CorpusRecord, CorpusStore, DocumentCounts } from "../store/corpus-store.js";
 import type { Page, PageRequest } from "../store/pagination.js";
+import type { TombstoneRecord } from "../store/tombstone-catalog.js";
 import type { ChunkingStrategy } from "./chunking/types.js";
 import type { CorpusEvents } from "./corpus-events.js";
 import type { CorpusIndexes } from "./retrieval/corpus-indexes.js";
+import type { TombstoneService } from "./tombstone-service.js";
 
 export type CorpusStatus = "empty" | "indexing" | "ready" | "failed";
 
@@ -41,8 +42,9 @@ export function deriveStatus(counts: DocumentCounts): CorpusStatus {
 export interface CorpusServiceDeps {
   corpora: CorpusStore;
   keyring: CorpusKeyring;
-  blobs: EncryptedBlobStore;
   indexes: CorpusIndexes;
+  /** Where deletions go: cold storage until the retention window ends. */
+  tombstones: TombstoneService;
   events: CorpusEvents;
   registry: ModelRegistry;
   /** The configured default embedding model (`svc-embed-1024`). */
@@ -98,26 +100,18 @@ export class CorpusService {
   }
 
   /**
-   * Irreversible: documents, chunks and vectors leave primary storage (rows deleted with
-   * secure_delete, originals removed, the in-memory index dropped). The wrapped corpus key
-   * is kept until the retention window ends and then destroyed; governance will move
-   * encrypted tombstones to cold storage at this point, under that same key.
+   * Irreversible: documents, chunks, vectors and originals move, sealed as stored, to a
+   * tombstone in cold storage and are wiped from primary storage (secure_delete, pages
+   * reclaimed); the in-memory index is dropped. The tombstone and the wrapped corpus key
+   * are destroyed by the purge once the retention window ends (see TombstoneService).
    */
-  async delete(principal: Principal, id: string): Promise<{ id: string; tombstoneExpiresAt: number }> {
+  async delete(principal: Principal, id: string): Promise<{ id: string; tombstone: TombstoneRecord }> {
     const corpus = this.record(principal, id);
-    const now = nowSeconds();
-    const tombstoneExpiresAt = now + corpus.retentionDays * 86400;
-    this.deps.corpora.delete(id, tombstoneExpiresAt);
+    const tombstone = await this.deps.tombstones.buryCorpus(corpus);
     await this.deps.indexes.drop(id);
-    await this.deps.blobs.deleteCorpus(id);
     this.deps.keyring.forget(id);
     this.deps.events.publish(id, { type: "corpus.deleted" });
-    return { id, tombstoneExpiresAt };
-  }
-
-  /** Destroys the keys of deleted corpora whose retention is over; their data is unrecoverable after. */
-  purgeExpiredKeys(now = nowSeconds()): string[] {
-    return this.deps.corpora.destroyExpiredKeys(now);
+    return { id, tombstone };
   }
 
   view(record: CorpusRecord): CorpusView {

@@ -11,11 +11,13 @@ import { newId, nowSeconds } from "../ids.js";
 import type { EncryptedBlobStore } from "../security/encrypted-blob-store.js";
 import type { DocumentRecord, DocumentStore } from "../store/document-store.js";
 import type { Page, PageRequest } from "../store/pagination.js";
+import type { TombstoneRecord } from "../store/tombstone-catalog.js";
 import type { CorpusEvents } from "./corpus-events.js";
 import type { CorpusService } from "./corpus-service.js";
 import { detectFormat } from "./ingest/detect-format.js";
 import type { DocumentFormat } from "./ingest/types.js";
 import type { CorpusIndexes } from "./retrieval/corpus-indexes.js";
+import type { TombstoneService } from "./tombstone-service.js";
 
 /** Bytes kept from the start of each file to decide its type by content. */
 const SNIFF_BYTES = 64 * 1024;
@@ -39,6 +41,10 @@ export interface StagedFile {
 export interface FileRejection {
   filename: string;
   error: { code: string; message: string };
+  /** What is known of the refused file, for the audit trail (absent when it was cut off or never read). */
+  sha256?: string;
+  bytes?: number;
+  format?: string;
 }
 
 /** Thrown by `stage` when a file breaks the per-file size limit (the stream was cut). */
@@ -50,6 +56,8 @@ export interface DocumentServiceDeps {
   blobs: EncryptedBlobStore;
   indexes: CorpusIndexes;
   events: CorpusEvents;
+  /** Where deletions go: cold storage until the retention window ends. */
+  tombstones: TombstoneService;
   /** Called when documents were queued, to wake the indexer. */
   onQueued: () => void;
   maxFileBytes: number;
@@ -92,12 +100,12 @@ export class DocumentService {
       await this.deps.blobs.delete(corpusId, documentId).catch(() => undefined);
       throw error;
     }
-    const reject = async (code: string, message: string): Promise<FileRejection> => {
+    const reject = async (code: string, message: string, complete = true): Promise<FileRejection> => {
       await this.deps.blobs.delete(corpusId, documentId);
-      return { filename: name, error: { code, message } };
+      return { filename: name, error: { code, message }, bytes, ...(complete ? { sha256: hash.digest("hex") } : {}) };
     };
     if (isTruncated() || bytes > this.deps.maxFileBytes) {
-      return reject("file_too_large", `the file is larger than the ${this.deps.maxFileBytes}-byte limit`);
+      return reject("file_too_large", `the file is larger than the ${this.deps.maxFileBytes}-byte limit`, false);
     }
     if (bytes === 0) return reject("empty_file", "the file is empty");
     const format = detectFormat(new Uint8Array(Buffer.concat(head)), name);
@@ -114,7 +122,13 @@ export class DocumentService {
       const existing = this.deps.documents.findBySha256(corpusId, file.sha256)?.id ?? seen.get(file.sha256);
       if (existing) {
         await this.deps.blobs.delete(corpusId, file.documentId);
-        rejected.push({ filename: file.filename, error: { code: "duplicate_document", message: `this corpus already holds the same content as document ${existing}` } });
+        rejected.push({
+          filename: file.filename,
+          error: { code: "duplicate_document", message: `this corpus already holds the same content as document ${existing}` },
+          sha256: file.sha256,
+          bytes: file.bytes,
+          format: file.format,
+        });
         continue;
       }
       const now = nowSeconds();
@@ -162,12 +176,15 @@ export class DocumentService {
     return document;
   }
 
-  /** Deletes a document, its chunks (cascade), its original and its index rows. */
-  async delete(principal: Principal, corpusId: string, documentId: string): Promise<void> {
+  /**
+   * Deletes a document: its record, chunks and original move to a tombstone in cold
+   * storage and are wiped from primary storage; its index rows are removed.
+   */
+  async delete(principal: Principal, corpusId: string, documentId: string): Promise<TombstoneRecord> {
     this.get(principal, corpusId, documentId);
-    this.deps.documents.delete(documentId);
+    const tombstone = await this.deps.tombstones.buryDocument(corpusId, documentId);
     await this.deps.indexes.removeDocument(corpusId, documentId);
-    await this.deps.blobs.delete(corpusId, documentId);
+    return tombstone;
   }
 
   /**

@@ -31,6 +31,8 @@ export interface IndexerOptions {
   embedBatch: number;
   /** Parser limits for hostile input. */
   parseTimeoutMs: number;
+  /** Heap limit of a parse worker, in MiB (default: `parseDocument`'s). */
+  parseMemoryMb?: number | undefined;
   /** URL of the parser module for the parse worker (bundled builds); default: beside the parser. */
   parserModule?: string | undefined;
 }
@@ -116,8 +118,14 @@ export class Indexer {
     progress("parsing", 0, 1);
     const cipher = await this.deps.keyring.cipher(corpusId);
     const bytes = await this.deps.blobs.read(corpusId, document.id);
-    const parsed = await parseDocument(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), document.format, { timeoutMs: this.options.parseTimeoutMs, parserModule: this.options.parserModule });
-    bytes.fill(0);
+    // The plaintext goes to the parse worker without a copy when it can (it is not needed here after).
+    const parsed = await parseDocument(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), document.format, {
+      timeoutMs: this.options.parseTimeoutMs,
+      maxMemoryMb: this.options.parseMemoryMb,
+      parserModule: this.options.parserModule,
+      transfer: true,
+    });
+    if (bytes.byteLength > 0) bytes.fill(0); // a copy was parsed (the buffer could not be handed over)
     timings.pages = parsed.pageCount;
     lap("parseMs");
 

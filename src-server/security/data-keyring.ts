@@ -6,6 +6,14 @@
 import { DataCipher, newDataKey } from "./data-cipher.js";
 import type { KeyProvider } from "./key-provider.js";
 
+/** The record's wrapped data key is not stored (destroyed when its retention ended, or never created): its data cannot be decrypted. */
+export class DataKeyGoneError extends Error {
+  constructor(readonly recordId: string) {
+    super(`the data key of ${recordId} is gone (destroyed when its retention ended, or never created): its data cannot be decrypted`);
+    this.name = "DataKeyGoneError";
+  }
+}
+
 export class DataKeyring {
   private readonly ciphers = new Map<string, Promise<DataCipher>>();
 
@@ -32,7 +40,7 @@ export class DataKeyring {
     if (!cipher) {
       cipher = (async () => {
         const wrapped = this.lookup(id);
-        if (!wrapped) throw new Error(`no data key for ${id}`);
+        if (!wrapped) throw new DataKeyGoneError(id);
         const key = await this.provider.unwrapKey(wrapped);
         try {
           return new DataCipher(key);

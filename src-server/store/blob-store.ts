@@ -5,7 +5,7 @@
  * request input.
  */
 import { createWriteStream } from "node:fs";
-import { mkdir, readdir, readFile, rm } from "node:fs/promises";
+import { mkdir, open, readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -29,6 +29,16 @@ export class BlobStore {
 
   async read(corpusId: string, documentId: string): Promise<Buffer> {
     return readFile(this.pathOf(corpusId, documentId));
+  }
+
+  /** The stored bytes as a stream (as they are on disk: sealed), or undefined when there is no such blob. */
+  async openRead(corpusId: string, documentId: string): Promise<Readable | undefined> {
+    try {
+      return (await open(this.pathOf(corpusId, documentId), "r")).createReadStream();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw error;
+    }
   }
 
   async delete(corpusId: string, documentId: string): Promise<void> {

@@ -99,6 +99,11 @@ export class ChunkStore {
     return { before: before && toSealed(before), after: after && toSealed(after) };
   }
 
+  /** A document's chunks in order (a deletion moves them to cold storage). */
+  ofDocument(documentId: string): SealedChunk[] {
+    return (this.db.prepare("SELECT * FROM chunks WHERE document_id = ? ORDER BY idx").all(documentId) as ChunkRow[]).map(toSealed);
+  }
+
   idsOfDocument(documentId: string): string[] {
     return (this.db.prepare("SELECT id FROM chunks WHERE document_id = ?").all(documentId) as { id: string }[]).map((r) => r.id);
   }

@@ -113,22 +113,4 @@ export class CorpusStore {
       | undefined;
     return row && { provider: row.provider, wrappedKey: row.wrapped_key, destroyAfter: row.destroy_after };
   }
-
-  /**
-   * Deletes the corpus and, by cascade, its documents and chunks, in one transaction.
-   * The wrapped key stays until `destroyAfter` (the retention window).
-   */
-  delete(id: string, destroyKeyAfter: number): void {
-    this.db.transaction(() => {
-      this.db.prepare("DELETE FROM corpora WHERE id = ?").run(id);
-      this.db.prepare("UPDATE corpus_keys SET destroy_after = ? WHERE corpus_id = ?").run(destroyKeyAfter, id);
-    })();
-  }
-
-  /** Destroys wrapped keys whose retention ended; returns the corpus ids concerned. */
-  destroyExpiredKeys(now: number): string[] {
-    const ids = (this.db.prepare("SELECT corpus_id FROM corpus_keys WHERE destroy_after IS NOT NULL AND destroy_after <= ?").all(now) as { corpus_id: string }[]).map((r) => r.corpus_id);
-    this.db.prepare("DELETE FROM corpus_keys WHERE destroy_after IS NOT NULL AND destroy_after <= ?").run(now);
-    return ids;
-  }
 }

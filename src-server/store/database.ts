@@ -5,6 +5,7 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import path from "node:path";
 import BetterSqlite3 from "better-sqlite3";
 import { MIGRATIONS, type Migration } from "./migrations/index.js";
+import { ensureIncrementalVacuum } from "./space-reclaim.js";
 
 export type Database = BetterSqlite3.Database;
 
@@ -31,6 +32,8 @@ export function openDatabase(dataDir: string, migrations: readonly Migration[] =
   db.pragma("busy_timeout = 5000");
   // Freed pages are overwritten with zeros, so deleted rows do not linger on disk.
   db.pragma("secure_delete = ON");
+  // Freed pages are also given back to the file system after deletions (space-reclaim.ts).
+  ensureIncrementalVacuum(db);
   migrate(db, migrations);
   return db;
 }

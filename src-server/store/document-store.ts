@@ -95,6 +95,11 @@ export class DocumentStore {
     return { data: result.data.map(toRecord), hasMore: result.hasMore };
   }
 
+  /** Every document of a corpus, oldest first (a corpus deletion moves their records to cold storage). */
+  ofCorpus(corpusId: string): DocumentRecord[] {
+    return (this.db.prepare("SELECT * FROM documents WHERE corpus_id = ? ORDER BY created_at, id").all(corpusId) as DocumentRow[]).map(toRecord);
+  }
+
   /** Ids of indexed documents whose metadata equals every given value (JSON equality per key). */
   idsMatching(corpusId: string, filter: Record<string, string | number | boolean>): string[] {
     const conditions = Object.keys(filter).map(() => "json_extract(metadata, ?) = ?");
@@ -121,9 +126,5 @@ export class DocumentStore {
 
   markFailed(id: string, error: { code: string; message: string }, now: number): void {
     this.db.prepare("UPDATE documents SET status = 'failed', error_code = ?, error_message = ?, updated_at = ? WHERE id = ?").run(error.code, error.message, now, id);
-  }
-
-  delete(id: string): void {
-    this.db.prepare("DELETE FROM documents WHERE id = ?").run(id);
   }
 }

@@ -39,7 +39,8 @@ export async function startFileServer(files: Record<string, Buffer>): Promise<Fi
     if (state.dropNextAfter !== null) {
       const cut = state.dropNextAfter;
       state.dropNextAfter = null;
-      res.write(body.subarray(0, cut), () => res.destroy());
+      // Cut the connection a moment after the bytes left, so the client has them (a busy machine may take its time to read).
+      res.write(body.subarray(0, cut), () => setTimeout(() => res.destroy(), 300));
       return;
     }
     res.end(body);

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pino from "pino";
+import type { Clock } from "../../src-server/domain/clock.js";
 import { randomBase62 } from "../../src-server/ids.js";
 import { loadConfig, mergeConfig, packageLayout, startServer, type ConfigInput, type PustakaServer } from "../../src-server/index.js";
 
@@ -31,6 +32,8 @@ export interface TestServerOptions {
   logStream?: NodeJS.WritableStream;
   /** `models/starter/fetch_starter.py`, for starter pulls. */
   starterScript?: string;
+  /** The server's clock for retention (tombstone expiry, purge); default: the system clock. */
+  clock?: Clock;
 }
 
 export async function startTestServer(options: TestServerOptions): Promise<TestServer> {
@@ -52,7 +55,7 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
   const layout = packageLayout();
   const config = loadConfig({ env: {}, defaults: { catalogPath: layout.catalogPath }, overrides: mergeConfig(defaults, options.config) });
   const logger = options.logStream ? pino({ level: "debug" }, options.logStream) : pino({ level: process.env.PUSTAKA_TEST_LOG ?? "silent" });
-  const server = await startServer(config, { version: layout.version, logger, rendererDir: options.rendererDir ?? null, starterScript: options.starterScript });
+  const server = await startServer(config, { version: layout.version, logger, rendererDir: options.rendererDir ?? null, starterScript: options.starterScript, clock: options.clock });
   return {
     url: server.url,
     key,

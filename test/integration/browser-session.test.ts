@@ -91,6 +91,11 @@ describe("browser mode and sessions", () => {
     // Neither the sign-in token nor the session secret ever reaches the logs.
     assert.ok(!logs.includes(tokenOf(link)));
     assert.ok(!logs.includes(cookie.split("=")[1]!));
+    // The sign-in is in the workspace's audit trail as the session, and the session can read it (it holds audit.read).
+    const trail = await fetch(`${t.url}/v1/audit/events?type=session.create`, { headers: withCookie(cookie) });
+    const [entry] = ((await trail.json()) as any).data;
+    assert.match(entry.actor, /^session:/);
+    assert.ok(!JSON.stringify(entry).includes(cookie.split("=")[1]!), "no session secret in the trail");
   });
 
   it("refuses the session to a page of another origin, with or without the workbench's header", async () => {

@@ -1,6 +1,7 @@
 /** The `pustaka` command as a user runs it: serve, models pull/list, keys, help. */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import BetterSqlite3 from "better-sqlite3";
 import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -183,5 +184,36 @@ describe("pustaka CLI", () => {
     const bad = await run(["keys", "create", "--name", "x", "--scopes", "everything", "--data-dir", dataDir]);
     assert.notEqual(bad.status, 0);
     assert.match(bad.stderr, /unknown scope 'everything'/);
+  });
+
+  it("manages service accounts offline, audits every offline change, and verifies an export file", async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), "pustaka-cli-sa-"));
+    const created = await run(["service-accounts", "create", "--name", "importer", "--scopes", "rag.write", "--data-dir", dataDir]);
+    assert.equal(created.status, 0, created.stderr);
+    const [idLine, secret] = created.stdout.trim().split("\n");
+    assert.match(idLine ?? "", /^sa_\S+ rag\.write$/);
+    assert.match(secret ?? "", /^pss-/);
+    const id = idLine!.split(" ")[0]!;
+    assert.equal((await run(["service-accounts", "disable", id, "--data-dir", dataDir])).stdout.trim(), `disabled ${id}`);
+    assert.match((await run(["service-accounts", "list", "--data-dir", dataDir])).stdout, new RegExp(`${id}  importer  \\[rag\\.write\\]  DISABLED`));
+    assert.equal((await run(["keys", "create", "--name", "k", "--data-dir", dataDir])).status, 0);
+    const missing = await run(["service-accounts", "delete", "sa_nope", "--data-dir", dataDir]);
+    assert.equal(missing.status, 2);
+    assert.match(missing.stderr, /no service account 'sa_nope'/);
+    // The offline changes are in the trail, as the local operator; the trail verifies.
+    const db = new BetterSqlite3(path.join(dataDir, "pustaka.db"), { readonly: true });
+    const rows = db.prepare("SELECT type, actor FROM audit_events WHERE chain = 'ws_default' ORDER BY seq").all();
+    db.close();
+    assert.deepEqual(rows, [
+      { type: "service_account.create", actor: "cli" },
+      { type: "service_account.update", actor: "cli" },
+      { type: "api_key.create", actor: "cli" },
+    ]);
+    const junk = path.join(dataDir, "junk.jsonl");
+    writeFileSync(junk, '{"object":"audit.event"}\nnot json\n');
+    const verified = await run(["audit", "verify", junk]);
+    assert.equal(verified.status, 1);
+    assert.match(verified.stdout, /^INVALID/);
+    assert.match(verified.stdout, /manifest_missing/);
   });
 });

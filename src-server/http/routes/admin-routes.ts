@@ -1,60 +1,75 @@
 /** Workspaces and their API keys under /v1/admin, with their rate-limit tiers; and /v1/me. Access rules live in the services. */
-import { Router } from "express";
+import { Router, type Response } from "express";
 import type { AdminService } from "../../admin/admin-service.js";
 import type { RateLimitService } from "../../admin/rate-limit-service.js";
 import type { ApiKeyRecord } from "../../store/api-key-store.js";
 import type { WorkspaceRecord } from "../../store/workspace-store.js";
 import { principalOf } from "../authenticate.js";
+import { routeParam } from "../route-param.js";
+import type { Trail } from "../audit-trail.js";
 import { jsonBody } from "../json-body.js";
 import { parseWith } from "../validate.js";
 import { CreateKeySchema, CreateWorkspaceSchema, PatchTierSchema, apiKeyObject, createdApiKeyObject, principalObject, workspaceObject } from "../wire/admin-wire.js";
 import { ListQuerySchema, listObject, toPageRequest } from "../wire/list-wire.js";
 
-export function adminRoutes(admin: AdminService, rate: RateLimitService): Router {
+export function adminRoutes(admin: AdminService, rate: RateLimitService, trail: Trail): Router {
   const router = Router();
+  /** The facts of an administrative change, in the chain of the workspace it touched. */
+  const facts = (res: Response, workspaceId: string, data: Record<string, unknown>) => {
+    if (!res.locals.audit) return;
+    res.locals.audit.workspaceId = workspaceId;
+    Object.assign(res.locals.audit.data, data);
+  };
   const page = (query: unknown) => toPageRequest(parseWith(ListQuerySchema, query, "query string"));
   const workspace = (w: WorkspaceRecord) => workspaceObject(w, rate.tierOf(w.id));
   const key = (k: ApiKeyRecord) => apiKeyObject(k, rate.tierOf(k.id));
 
-  router.post("/v1/admin/workspaces", (req, res) => {
+  router.post("/v1/admin/workspaces", trail("workspace.create"), (req, res) => {
     const body = jsonBody(req, CreateWorkspaceSchema);
-    res.status(201).json(workspace(admin.createWorkspace(principalOf(res.locals), body.name)));
+    const created = admin.createWorkspace(principalOf(res.locals), body.name);
+    facts(res, created.id, { workspace_id: created.id, name: created.name });
+    res.status(201).json(workspace(created));
   });
   router.get("/v1/admin/workspaces", (req, res) => {
     const result = admin.listWorkspaces(principalOf(res.locals), page(req.query));
     res.json(listObject(result.data.map(workspace), result.hasMore));
   });
   router.get("/v1/admin/workspaces/:workspaceId", (req, res) => {
-    res.json(workspace(admin.getWorkspace(principalOf(res.locals), req.params.workspaceId)));
+    res.json(workspace(admin.getWorkspace(principalOf(res.locals), routeParam(req, "workspaceId"))));
   });
   /** Raising or lowering limits is the administrator's (`workspaces.manage`). */
-  router.patch("/v1/admin/workspaces/:workspaceId", (req, res) => {
+  router.patch("/v1/admin/workspaces/:workspaceId", trail("workspace.update", { params: ["workspaceId"] }), (req, res) => {
     const body = jsonBody(req, PatchTierSchema);
     const principal = principalOf(res.locals);
-    const found = admin.getWorkspace(principal, req.params.workspaceId);
+    const found = admin.getWorkspace(principal, routeParam(req, "workspaceId"));
     admin.require(principal, "workspaces.manage");
     rate.assignTier(found.id, body.rate_limit_tier);
+    facts(res, found.id, { rate_limit_tier: body.rate_limit_tier });
     res.json(workspace(found));
   });
-  router.post("/v1/admin/workspaces/:workspaceId/api_keys", (req, res) => {
+  router.post("/v1/admin/workspaces/:workspaceId/api_keys", trail("api_key.create", { params: ["workspaceId"] }), (req, res) => {
     const body = jsonBody(req, CreateKeySchema);
-    const created = admin.createKey(principalOf(res.locals), req.params.workspaceId, { name: body.name, scopes: body.scopes, expiresInDays: body.expires_in_days });
+    const created = admin.createKey(principalOf(res.locals), routeParam(req, "workspaceId"), { name: body.name, scopes: body.scopes, expiresInDays: body.expires_in_days });
+    facts(res, created.key.workspaceId, { key_id: created.key.id, name: created.key.name, scopes: created.key.scopes, expires_at: created.key.expiresAt });
     res.status(201).json(createdApiKeyObject(created.key, rate.tierOf(created.key.id), created.secret));
   });
   router.get("/v1/admin/workspaces/:workspaceId/api_keys", (req, res) => {
-    const result = admin.listKeys(principalOf(res.locals), req.params.workspaceId, page(req.query));
+    const result = admin.listKeys(principalOf(res.locals), routeParam(req, "workspaceId"), page(req.query));
     res.json(listObject(result.data.map(key), result.hasMore));
   });
-  router.patch("/v1/admin/workspaces/:workspaceId/api_keys/:keyId", (req, res) => {
+  router.patch("/v1/admin/workspaces/:workspaceId/api_keys/:keyId", trail("api_key.update", { params: ["workspaceId", "keyId"] }), (req, res) => {
     const body = jsonBody(req, PatchTierSchema);
     const principal = principalOf(res.locals);
-    const found = admin.getKey(principal, req.params.workspaceId, req.params.keyId);
+    const found = admin.getKey(principal, routeParam(req, "workspaceId"), routeParam(req, "keyId"));
     admin.require(principal, "workspaces.manage");
     rate.assignTier(found.id, body.rate_limit_tier);
+    facts(res, found.workspaceId, { rate_limit_tier: body.rate_limit_tier });
     res.json(key(found));
   });
-  router.delete("/v1/admin/workspaces/:workspaceId/api_keys/:keyId", (req, res) => {
-    res.json(key(admin.revokeKey(principalOf(res.locals), req.params.workspaceId, req.params.keyId)));
+  router.delete("/v1/admin/workspaces/:workspaceId/api_keys/:keyId", trail("api_key.revoke", { params: ["workspaceId", "keyId"] }), (req, res) => {
+    const revoked = admin.revokeKey(principalOf(res.locals), routeParam(req, "workspaceId"), routeParam(req, "keyId"));
+    facts(res, revoked.workspaceId, {});
+    res.json(key(revoked));
   });
   /** Who am I: the caller's workspace, key, scopes and rate limits (used by the workbench). */
   router.get("/v1/me", (_req, res) => {

@@ -9,6 +9,7 @@ import { toWireError } from "../error-handler.js";
 import { jsonBody } from "../json-body.js";
 import { pipeSse } from "../sse.js";
 import { ChatRequestSchema, chatChunks, chatCompletionObject, toChatInput } from "../wire/chat-wire.js";
+import type { Trail } from "../audit-trail.js";
 
 /** Passes the events through and reports the completion tokens once the run ends (or 0 when cut short). */
 export async function* metered(events: AsyncIterable<ChatEvent>, onEnd: (completionTokens: number) => void): AsyncGenerator<ChatEvent, void, undefined> {
@@ -23,14 +24,18 @@ export async function* metered(events: AsyncIterable<ChatEvent>, onEnd: (complet
   }
 }
 
-export function chatRoutes(chat: ChatService, costly: RequestHandler): Router {
+export function chatRoutes(chat: ChatService, costly: RequestHandler, trail: Trail): Router {
   const router = Router();
-  router.post(["/v1/chat/completions", "/v1/inference/chat"], requireScope("inference"), costly, async (req, res) => {
+  const audit = trail("chat.completion", { digest: { name: "prompt", of: (body) => body.messages } });
+  router.post(["/v1/chat/completions", "/v1/inference/chat"], audit, requireScope("inference"), costly, async (req, res) => {
     const body = jsonBody(req, ChatRequestSchema);
+    const facts = res.locals.audit?.data ?? {};
+    Object.assign(facts, { model: body.model, stream: body.stream === true });
     if (body.stream_options && !body.stream) throw invalidRequest("stream_options is only allowed when stream is true", "invalid_parameter", "stream_options");
     const input = toChatInput(body);
     const started = await chat.start(body.model, input, res.locals.signal);
     const { promptTokens, contextSize } = started.run;
+    Object.assign(facts, { model: started.model, prompt_tokens: promptTokens, completion_tokens: 0 });
     // Reserve the most this run can use before it generates anything; settle to the real count.
     try {
       res.locals.admission?.reserve(promptTokens + (input.maxTokens ?? contextSize - promptTokens));
@@ -38,14 +43,24 @@ export function chatRoutes(chat: ChatService, costly: RequestHandler): Router {
       await started.run.events.return();
       throw error;
     }
-    const events = metered(started.run.events, (completion) => res.locals.admission?.settle(promptTokens + completion));
+    const events = metered(started.run.events, (completion) => {
+      facts.completion_tokens = completion;
+      res.locals.admission?.settle(promptTokens + completion);
+    });
     const meta = { id: newId("chatcmpl-"), created: nowSeconds(), model: started.model };
     if (!body.stream) {
       res.json(chatCompletionObject(meta, await chat.collect({ ...started, run: { ...started.run, events } })));
       return;
     }
     const chunks = chatChunks(meta, events, promptTokens, body.stream_options?.include_usage === true);
-    await pipeSse(res, chunks, { done: true, onError: (error) => toWireError(error).body });
+    await pipeSse(res, chunks, {
+      done: true,
+      onError: (error) => {
+        const wire = toWireError(error).body;
+        if (wire.error.code) res.locals.errorCode = wire.error.code;
+        return wire;
+      },
+    });
   });
   return router;
 }

@@ -9,6 +9,8 @@ import { routeParam } from "../route-param.js";
 import { jsonBody } from "../json-body.js";
 import { receiveUpload, type UploadLimits } from "../multipart-upload.js";
 import { SseWriter } from "../sse.js";
+import { actorOf, type AuditService } from "../../audit/audit-service.js";
+import { recordSafely, type Trail } from "../audit-trail.js";
 import { parseWith } from "../validate.js";
 import { ListQuerySchema, listObject, toPageRequest } from "../wire/list-wire.js";
 import {
@@ -31,15 +33,18 @@ export interface CorporaRouteDeps {
   upload: UploadLimits;
   /** Admission of costly operations (an upload counts one request). */
   costly: RequestHandler;
+  trail: Trail;
+  /** Uploads record one audit entry per file. */
+  audit: AuditService;
 }
 
-export function corporaRoutes({ corpora, documents, events, upload, costly }: CorporaRouteDeps): Router {
+export function corporaRoutes({ corpora, documents, events, upload, costly, trail, audit }: CorporaRouteDeps): Router {
   const router = Router();
   const read = requireScope("rag.read");
   const write = requireScope("rag.write");
   const page = (query: unknown) => toPageRequest(parseWith(ListQuerySchema, query, "query string"));
 
-  router.post("/v1/rag/corpora", write, async (req, res) => {
+  router.post("/v1/rag/corpora", trail("corpus.create"), write, async (req, res) => {
     const body = jsonBody(req, CreateCorpusSchema);
     const corpus = await corpora.create(principalOf(res.locals), {
       name: body.name,
@@ -48,6 +53,7 @@ export function corporaRoutes({ corpora, documents, events, upload, costly }: Co
       retentionDays: body.retention_days,
       metadata: body.metadata,
     });
+    Object.assign(res.locals.audit?.data ?? {}, { corpus_id: corpus.id, embedding_model: corpus.embeddingModel, retention_days: corpus.retentionDays });
     res.status(201).json(corpusObject(corpus));
   });
   router.get("/v1/rag/corpora", read, (req, res) => {
@@ -61,12 +67,12 @@ export function corporaRoutes({ corpora, documents, events, upload, costly }: Co
     const body = jsonBody(req, PatchCorpusSchema);
     res.json(corpusObject(corpora.update(principalOf(res.locals), routeParam(req, "corpusId"), { name: body.name, retentionDays: body.retention_days, metadata: body.metadata })));
   });
-  router.delete("/v1/rag/corpora/:corpusId", write, async (req, res) => {
+  router.delete("/v1/rag/corpora/:corpusId", trail("corpus.delete", { params: ["corpusId"] }), write, async (req, res) => {
     const deleted = await corpora.delete(principalOf(res.locals), routeParam(req, "corpusId"));
-    res.json(corpusDeletedObject(deleted.id, deleted.tombstoneExpiresAt));
+    res.json(corpusDeletedObject(deleted.id, deleted.tombstone));
   });
 
-  router.post("/v1/rag/corpora/:corpusId/documents", write, costly, async (req, res) => {
+  router.post("/v1/rag/corpora/:corpusId/documents", trail("document.upload", { params: ["corpusId"] }), write, costly, async (req, res) => {
     const corpus = corpora.record(principalOf(res.locals), routeParam(req, "corpusId"));
     const received = await receiveUpload(req, corpus.id, documents, upload);
     let metadata: Record<string, unknown> = {};
@@ -87,6 +93,13 @@ export function corporaRoutes({ corpora, documents, events, upload, costly }: Co
     }
     const { documents: accepted, rejected } = await documents.accept(corpus.id, received.staged, metadata);
     const allRejected = [...received.rejected, ...rejected];
+    // One entry per file, accepted or refused (and why); the request's own entry is then not needed.
+    const principal = principalOf(res.locals);
+    const file = (outcome: "success" | "failure", data: Record<string, unknown>) =>
+      recordSafely(audit, res, { type: "document.upload", workspaceId: principal.workspaceId, actor: actorOf(principal), outcome, requestId: res.locals.requestId, data: { corpus_id: corpus.id, ...data } });
+    for (const d of accepted) file("success", { document_id: d.id, sha256: d.sha256, bytes: d.bytes, format: d.format, accepted: true });
+    for (const r of allRejected) file("failure", { sha256: r.sha256 ?? null, bytes: r.bytes ?? null, format: r.format ?? null, accepted: false, reason: r.error.code });
+    if (res.locals.audit) res.locals.audit.done = true;
     if (accepted.length === 0) {
       // Nothing accepted: a 4xx that still lists why each file was refused.
       const first = allRejected[0]!;
@@ -106,9 +119,9 @@ export function corporaRoutes({ corpora, documents, events, upload, costly }: Co
   router.get("/v1/rag/corpora/:corpusId/documents/:documentId", read, (req, res) => {
     res.json(documentObject(documents.get(principalOf(res.locals), routeParam(req, "corpusId"), routeParam(req, "documentId"))));
   });
-  router.delete("/v1/rag/corpora/:corpusId/documents/:documentId", write, async (req, res) => {
-    await documents.delete(principalOf(res.locals), routeParam(req, "corpusId"), routeParam(req, "documentId"));
-    res.json(documentDeletedObject(routeParam(req, "documentId")));
+  router.delete("/v1/rag/corpora/:corpusId/documents/:documentId", trail("document.delete", { params: ["corpusId", "documentId"] }), write, async (req, res) => {
+    const tombstone = await documents.delete(principalOf(res.locals), routeParam(req, "corpusId"), routeParam(req, "documentId"));
+    res.json(documentDeletedObject(routeParam(req, "documentId"), tombstone));
   });
 
   /** Indexing progress for progress bars: a snapshot, then every change, until the client leaves. */

@@ -1,5 +1,5 @@
 /** POST /v1/rag/corpora/{id}/query: grounded answers, streamed or not, always with citations. */
-import { Router, type RequestHandler } from "express";
+import { Router, type RequestHandler, type Response } from "express";
 import type { FinishReason } from "../../engine/types.js";
 import { newId, nowSeconds } from "../../ids.js";
 import type { QueryService, StartedQuery } from "../../rag/answer/query-service.js";
@@ -8,18 +8,30 @@ import { toWireError } from "../error-handler.js";
 import { jsonBody } from "../json-body.js";
 import { routeParam } from "../route-param.js";
 import { SseWriter } from "../sse.js";
+import type { Trail } from "../audit-trail.js";
 import { QuerySchema, SearchSchema, answerCitationsEvent, answerDeltaEvent, answerObject, searchResultObject, type AnswerEnding } from "../wire/rag-wire.js";
 
-export function queryRoutes(queries: QueryService, costly: RequestHandler): Router {
+export function queryRoutes(queries: QueryService, costly: RequestHandler, trail: Trail): Router {
   const router = Router();
-  const ending = (started: StartedQuery, answer: string, completionTokens: number, finishReason: FinishReason): AnswerEnding => ({
-    citations: queries.citationsFor(started, answer),
-    promptTokens: (started.run?.promptTokens ?? 0) + started.queryTokens,
-    completionTokens,
-    finishReason,
-  });
+  const ending = (res: Response, started: StartedQuery, answer: string, completionTokens: number, finishReason: FinishReason): AnswerEnding => {
+    const result: AnswerEnding = {
+      citations: queries.citationsFor(started, answer),
+      promptTokens: (started.run?.promptTokens ?? 0) + started.queryTokens,
+      completionTokens,
+      finishReason,
+    };
+    Object.assign(res.locals.audit?.data ?? {}, {
+      citations: result.citations.map((c) => ({ document_id: c.documentId, chunk_id: c.chunkId, cited: c.cited })),
+      prompt_tokens: result.promptTokens,
+      completion_tokens: completionTokens,
+      grounded: started.fallback === null,
+    });
+    return result;
+  };
+  const auditQuery = trail("rag.query", { params: ["corpusId"], digest: { name: "question", of: (body) => body.question } });
+  const auditSearch = trail("rag.search", { params: ["corpusId"], digest: { name: "query", of: (body) => body.query } });
 
-  router.post("/v1/rag/corpora/:corpusId/query", requireScope("rag.read"), requireScope("inference"), costly, async (req, res) => {
+  router.post("/v1/rag/corpora/:corpusId/query", auditQuery, requireScope("rag.read"), requireScope("inference"), costly, async (req, res) => {
     const body = jsonBody(req, QuerySchema);
     const started = await queries.start(
       principalOf(res.locals),
@@ -27,6 +39,7 @@ export function queryRoutes(queries: QueryService, costly: RequestHandler): Rout
       { question: body.question, topK: body.top_k, search: body.search, filter: body.filter, model: body.model, temperature: body.temperature, maxTokens: body.max_tokens },
       res.locals.signal,
     );
+    if (res.locals.audit) res.locals.audit.data.model = started.model;
     // The question's embedding is done; the answer's most is reserved before it generates.
     const promptTokens = (started.run?.promptTokens ?? 0) + started.queryTokens;
     try {
@@ -57,7 +70,7 @@ export function queryRoutes(queries: QueryService, costly: RequestHandler): Rout
         }
       }
       settle(completionTokens);
-      res.json(answerObject(id, started, answer.trim(), ending(started, answer, completionTokens, finishReason), nowSeconds()));
+      res.json(answerObject(id, started, answer.trim(), ending(res, started, answer, completionTokens, finishReason), nowSeconds()));
       return;
     }
     const sse = new SseWriter(res);
@@ -84,17 +97,20 @@ export function queryRoutes(queries: QueryService, costly: RequestHandler): Rout
       }
       settle(completionTokens);
       // The citation event ends the stream (spec: streamed queries end with it).
-      await sse.send(answerCitationsEvent(id, started, ending(started, answer, completionTokens, finishReason)));
+      await sse.send(answerCitationsEvent(id, started, ending(res, started, answer, completionTokens, finishReason)));
     } catch (error) {
-      await sse.send(toWireError(error).body);
+      const wire = toWireError(error).body;
+      if (wire.error.code) res.locals.errorCode = wire.error.code;
+      await sse.send(wire);
     }
     sse.end();
   });
   /** Retrieval without generation: the chunks a query would cite, best first. */
-  router.post("/v1/rag/corpora/:corpusId/search", requireScope("rag.read"), costly, async (req, res) => {
+  router.post("/v1/rag/corpora/:corpusId/search", auditSearch, requireScope("rag.read"), costly, async (req, res) => {
     const body = jsonBody(req, SearchSchema);
     const found = await queries.retrieve(principalOf(res.locals), routeParam(req, "corpusId"), { question: body.query, topK: body.top_k, search: body.search, filter: body.filter }, res.locals.signal);
     res.locals.admission?.settle(found.queryTokens);
+    Object.assign(res.locals.audit?.data ?? {}, { results: found.citations.map((c) => ({ document_id: c.documentId, chunk_id: c.chunkId })), prompt_tokens: found.queryTokens });
     res.json(searchResultObject(found));
   });
   return router;

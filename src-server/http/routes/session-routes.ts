@@ -12,16 +12,22 @@ import { assertSameOrigin } from "../authenticate.js";
 import { jsonBody } from "../json-body.js";
 import { clearSessionCookie, readSessionCookie, setSessionCookie } from "../session-cookie.js";
 import { principalObject } from "../wire/admin-wire.js";
+import { actorOf, type AuditService } from "../../audit/audit-service.js";
+import { recordSafely } from "../audit-trail.js";
 
 const SignInSchema = z.object({ token: z.string().min(1).max(256) }).strict();
 
-export function sessionRoutes(sessions: SessionService, rate: RateLimitService): Router {
+export function sessionRoutes(sessions: SessionService, rate: RateLimitService, audit?: AuditService): Router {
   const router = Router();
   router.post("/v1/session", express.json({ limit: 4096 }), (req, res) => {
     assertSameOrigin(req);
     const { token } = jsonBody(req, SignInSchema);
     const started = sessions.signIn(token, req.get("user-agent") ?? "");
     setSessionCookie(res, started.secret, started.expiresAt - nowSeconds());
+    if (audit) {
+      const principal = started.principal;
+      recordSafely(audit, res, { type: "session.create", workspaceId: principal.workspaceId, actor: actorOf(principal), outcome: "success", requestId: res.locals.requestId, data: { expires_at: started.expiresAt, user_agent: (req.get("user-agent") ?? "").slice(0, 200) } });
+    }
     res.status(201).json({ object: "session", expires_at: started.expiresAt, principal: principalObject(started.principal, rate.peek(started.principal)) });
   });
   router.delete("/v1/session", (req, res) => {

@@ -8,6 +8,8 @@ import type { CorpusEvent } from "../../rag/corpus-events.js";
 import type { CorpusView } from "../../rag/corpus-service.js";
 import type { FileRejection } from "../../rag/document-service.js";
 import type { DocumentRecord } from "../../store/document-store.js";
+import type { TombstoneRecord } from "../../store/tombstone-catalog.js";
+import { tombstoneObject } from "./tombstone-wire.js";
 
 const Metadata = z.record(z.string().min(1).max(64), z.string().max(1024)).refine((m) => Object.keys(m).length <= 32, "at most 32 metadata keys");
 
@@ -93,7 +95,7 @@ export const uploadObject = (corpusId: string, documents: DocumentRecord[], reje
   object: "rag.upload",
   corpus_id: corpusId,
   documents: documents.map(documentObject),
-  rejected,
+  rejected: rejected.map((r) => ({ filename: r.filename, error: r.error })),
 });
 
 /** A retrieved passage on the wire; `cited` says whether the answer used it. */
@@ -111,9 +113,15 @@ export const citationObject = (c: Citation, cited: boolean): Api.Citation => ({
   cited,
 });
 
-export const corpusDeletedObject = (id: string, tombstoneExpiresAt: number): Api.CorpusDeleted => ({ id, object: "rag.corpus.deleted", deleted: true, tombstone_expires_at: tombstoneExpiresAt });
+export const corpusDeletedObject = (id: string, tombstone: TombstoneRecord): Api.CorpusDeleted => ({
+  id,
+  object: "rag.corpus.deleted",
+  deleted: true,
+  tombstone_expires_at: tombstone.expiresAt,
+  tombstone: tombstoneObject(tombstone),
+});
 
-export const documentDeletedObject = (id: string): Api.DocumentDeleted => ({ id, object: "rag.document.deleted", deleted: true });
+export const documentDeletedObject = (id: string, tombstone: TombstoneRecord): Api.DocumentDeleted => ({ id, object: "rag.document.deleted", deleted: true, tombstone: tombstoneObject(tombstone) });
 
 /** What a finished answer adds to its text: citations marked cited or not, usage, why it ended. */
 export interface AnswerEnding {

@@ -1,17 +1,32 @@
 /**
- * Vets a DOCX archive before mammoth touches it: the ZIP directory must be
- * readable and list `word/document.xml`, the parts mammoth may read must declare
- * sizes within limits (a zip bomb inflates a few kilobytes into gigabytes), and
- * each part must really inflate to no more than it declares (a bomb may lie).
+ * Vets a DOCX archive before mammoth touches it. mammoth follows the package's
+ * relationships, which may name any entry as the main document (`word/media/doc.xml`
+ * as well as `word/document.xml`), so every entry is checked, not only the usual parts:
+ * the directory must be readable and unambiguous, list at most `MAX_DOCX_ENTRIES` entries,
+ * declare sizes and compression ratios within limits (a zip bomb inflates a megabyte into
+ * gigabytes), and each entry must really inflate to no more than it declares (a bomb may
+ * lie). The real sizes are counted while inflating in small pieces, nothing is kept.
  */
-import { inflateRawSync } from "node:zlib";
-import { entryDataOffset, readZipDirectory, type ZipEntry } from "./read-zip-directory.js";
+import { createInflateRaw } from "node:zlib";
+import { entryDataOffset, readZipDirectory, readZipEnd, type ZipEntry } from "./read-zip-directory.js";
 import { ParseError } from "./types.js";
 
-/** Largest single part (e.g. `word/document.xml`) accepted, in bytes once inflated. */
-export const MAX_DOCX_PART_BYTES = 128 * 1024 * 1024;
-/** Largest total of the parts mammoth may read, in bytes once inflated. */
+/**
+ * Largest entry accepted, in bytes once inflated. A long book's `word/document.xml` is a few
+ * MB; mammoth needs some 40 times an entry's size in heap, so larger ones could not be
+ * parsed within any reasonable parse memory anyway.
+ */
+export const MAX_DOCX_ENTRY_BYTES = 32 * 1024 * 1024;
+/** Largest total of all entries, images included, in bytes once inflated. */
 export const MAX_DOCX_TOTAL_BYTES = 256 * 1024 * 1024;
+/** Most entries accepted (a document with hundreds of images has a few hundred). */
+export const MAX_DOCX_ENTRIES = 10_000;
+/**
+ * Highest compression ratio accepted for an entry that inflates beyond `RATIO_CHECK_BYTES`.
+ * Word's XML compresses 5–20 times, photos barely; deflate's ceiling is about 1032.
+ */
+export const MAX_DOCX_RATIO = 200;
+const RATIO_CHECK_BYTES = 4 * 1024 * 1024;
 
 export interface DocxInspection {
   /** `dc:title` from `docProps/core.xml`, if set. */
@@ -20,48 +35,103 @@ export interface DocxInspection {
 
 /**
  * Checks a DOCX archive and reads its title.
- * @throws ParseError `corrupt_document` (not a readable DOCX) or `document_too_large` (a part expands beyond the limits).
+ * @throws ParseError `corrupt_document` (not a readable DOCX) or `document_too_large`
+ *   (too many entries, or an entry or the whole expands beyond the limits).
  */
-export function inspectDocxArchive(bytes: Uint8Array): DocxInspection {
-  const entries = readZipDirectory(bytes);
+export async function inspectDocxArchive(bytes: Uint8Array): Promise<DocxInspection> {
+  const end = readZipEnd(bytes);
+  if (end && end.count > MAX_DOCX_ENTRIES) {
+    throw new ParseError("document_too_large", `The DOCX file holds ${end.count.toLocaleString("en")} entries; the limit is ${MAX_DOCX_ENTRIES.toLocaleString("en")}.`);
+  }
+  const entries = readZipDirectory(bytes, MAX_DOCX_ENTRIES);
   if (entries === null) throw new ParseError("corrupt_document", "The DOCX file is damaged: its ZIP directory cannot be read.");
   if (!entries.some((e) => e.name === "word/document.xml")) throw new ParseError("corrupt_document", "The file is a ZIP archive but not a Word document (no word/document.xml).");
-  // Images and embedded objects are never read (images are not converted), so only the XML parts count.
-  const parts = entries.filter((e) => !e.name.endsWith("/") && !/^word\/(?:media|embeddings)\//.test(e.name));
-  let total = 0;
-  for (const part of parts) {
-    total += part.uncompressedSize;
-    if (part.uncompressedSize > MAX_DOCX_PART_BYTES || total > MAX_DOCX_TOTAL_BYTES) {
-      throw new ParseError(
-        "document_too_large",
-        `The DOCX file would expand to more than ${megabytes(Math.min(MAX_DOCX_TOTAL_BYTES, total))} (${part.name}: ${megabytes(part.uncompressedSize)}); ` +
-          `the limit is ${megabytes(MAX_DOCX_PART_BYTES)} per part and ${megabytes(MAX_DOCX_TOTAL_BYTES)} in all.`,
-      );
-    }
-  }
+  checkDeclaredSizes(entries);
   let title: string | null = null;
-  for (const part of parts) {
-    const content = inflateEntry(bytes, part);
-    if (part.name === "docProps/core.xml") title = coreTitle(content);
+  for (const entry of entries) {
+    const data = entryData(bytes, entry);
+    const size = await inflatedSize(data, entry);
+    if (size > Math.max(entry.uncompressedSize, entry.method === 0 ? entry.compressedSize : 0)) {
+      throw new ParseError("document_too_large", `The DOCX file is a decompression bomb: ${entry.name} expands beyond the ${megabytes(entry.uncompressedSize)} it declares.`);
+    }
+    if (entry.name === "docProps/core.xml") title = coreTitle(entry.method === 0 ? data : await inflateHead(data));
   }
   return { title };
 }
 
-/** Inflates one entry, refusing output beyond its declared size. */
-function inflateEntry(bytes: Uint8Array, entry: ZipEntry): Uint8Array {
+/** Refuses an archive whose directory already admits to being too big. */
+function checkDeclaredSizes(entries: ZipEntry[]): void {
+  let total = 0;
+  for (const entry of entries) {
+    if (entry.method !== 0 && entry.method !== 8) throw new ParseError("corrupt_document", `The DOCX file uses an unsupported compression method for ${entry.name}.`);
+    // A stored entry is read as its compressed bytes, whatever it declares.
+    const size = Math.max(entry.uncompressedSize, entry.method === 0 ? entry.compressedSize : 0);
+    total += size;
+    if (size > MAX_DOCX_ENTRY_BYTES || total > MAX_DOCX_TOTAL_BYTES) {
+      throw new ParseError(
+        "document_too_large",
+        `The DOCX file would expand to more than ${megabytes(total)} (${entry.name}: ${megabytes(size)}); ` +
+          `the limit is ${megabytes(MAX_DOCX_ENTRY_BYTES)} per entry and ${megabytes(MAX_DOCX_TOTAL_BYTES)} in all.`,
+      );
+    }
+    if (entry.method === 8 && size > RATIO_CHECK_BYTES && size > entry.compressedSize * MAX_DOCX_RATIO) {
+      throw new ParseError(
+        "document_too_large",
+        `The DOCX file looks like a decompression bomb: ${entry.name} expands ${Math.round(size / Math.max(1, entry.compressedSize))} times (${megabytes(size)}); ` +
+          `the limit is ${MAX_DOCX_RATIO} times.`,
+      );
+    }
+  }
+}
+
+function entryData(bytes: Uint8Array, entry: ZipEntry): Uint8Array {
   const start = entryDataOffset(bytes, entry);
   if (start === null) throw new ParseError("corrupt_document", `The DOCX file is damaged: ${entry.name} is truncated.`);
-  const data = bytes.subarray(start, start + entry.compressedSize);
-  if (entry.method === 0) return data;
-  if (entry.method !== 8) throw new ParseError("corrupt_document", `The DOCX file uses an unsupported compression method for ${entry.name}.`);
-  try {
-    return inflateRawSync(data, { maxOutputLength: Math.max(1, entry.uncompressedSize) });
-  } catch (error) {
-    if ((error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") {
-      throw new ParseError("document_too_large", `The DOCX file is a decompression bomb: ${entry.name} expands beyond the ${megabytes(entry.uncompressedSize)} it declares.`);
-    }
-    throw new ParseError("corrupt_document", `The DOCX file is damaged: ${entry.name} cannot be decompressed.`);
-  }
+  return bytes.subarray(start, start + entry.compressedSize);
+}
+
+/**
+ * How many bytes an entry really inflates to, counted in 64 KiB pieces that are dropped at
+ * once; stops as soon as the count passes what the entry declared.
+ */
+function inflatedSize(data: Uint8Array, entry: ZipEntry): Promise<number> {
+  if (entry.method === 0) return Promise.resolve(data.length);
+  const limit = entry.uncompressedSize;
+  return new Promise((resolve, reject) => {
+    const inflater = createInflateRaw({ chunkSize: 64 * 1024 });
+    let size = 0;
+    inflater.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        inflater.destroy();
+        resolve(size);
+      }
+    });
+    inflater.on("end", () => resolve(size));
+    inflater.on("error", () => reject(new ParseError("corrupt_document", `The DOCX file is damaged: ${entry.name} cannot be decompressed.`)));
+    inflater.end(data);
+  });
+}
+
+/** The first `max` bytes an entry inflates to (the title sits at the start of `docProps/core.xml`). */
+function inflateHead(data: Uint8Array, max = 64 * 1024): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const inflater = createInflateRaw();
+    const done = (): void => resolve(Buffer.concat(chunks).subarray(0, max));
+    inflater.on("data", (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= max) {
+        inflater.destroy();
+        done();
+      }
+    });
+    inflater.on("end", done);
+    inflater.on("error", reject);
+    inflater.end(data);
+  });
 }
 
 function coreTitle(xml: Uint8Array): string | null {

@@ -43,6 +43,18 @@ describe("parseDocument (worker thread)", () => {
     assert.equal(pdf.pageCount, 3, "a PDF named .docx is parsed as the PDF it is");
   });
 
+  it("hands a whole buffer to the worker when asked to transfer, and copies a slice", async () => {
+    const whole = new Uint8Array(Buffer.from("# Title\n\nA paragraph long enough to leave the pool.\n".repeat(200)));
+    assert.equal(whole.byteOffset, 0);
+    const document = await parseDocument(whole, "md", { transfer: true });
+    assert.equal(document.format, "md");
+    assert.equal(whole.byteLength, 0, "the buffer went to the worker (detached here)");
+    const backing = Buffer.from("# Title\n\nText.\n".repeat(500));
+    const slice = backing.subarray(10);
+    await parseDocument(slice, "md", { transfer: true });
+    assert.equal(slice.length, backing.length - 10, "a slice of a larger buffer is copied, the buffer stays usable");
+  });
+
   it("fails an empty file with empty_document without starting a worker", async (t) => {
     await expectFailure(t, fixture("empty.txt"), "empty.txt", "empty_document");
     await expectFailure(t, new Uint8Array(0), "empty.pdf", "empty_document");

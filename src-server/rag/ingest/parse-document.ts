@@ -11,8 +11,18 @@ import { ParseError, type DocumentFormat, type ParsedDocument } from "./types.js
 export interface ParseOptions {
   /** Wall-clock limit for one document, in milliseconds. Default 60 000. */
   timeoutMs?: number;
-  /** Heap limit of the parse worker (V8 old generation), in MiB. Default 512. */
+  /**
+   * Heap limit of the parse worker (V8 old generation), in MiB. Default 192. The inflated
+   * data parsers hold outside the heap is bounded by the format checks (see
+   * `inspectDocxArchive`, `inspectPdfStreams`), so a parse's memory stays near this.
+   */
   maxMemoryMb?: number;
+  /**
+   * Hand the caller's buffer to the worker instead of a copy (the caller's array is then
+   * detached and reads as empty). Saves a copy of the file; only possible when the array
+   * spans its whole buffer, otherwise a copy is made anyway. Default false.
+   */
+  transfer?: boolean;
   /** Longest extracted text accepted, in characters. Default 20 000 000. */
   maxTextChars?: number;
   /** Aborting stops the worker; the promise rejects with the signal's reason. */
@@ -22,7 +32,7 @@ export interface ParseOptions {
 }
 
 export const DEFAULT_PARSE_TIMEOUT_MS = 60_000;
-export const DEFAULT_PARSE_MEMORY_MB = 512;
+export const DEFAULT_PARSE_MEMORY_MB = 192;
 export const DEFAULT_MAX_TEXT_CHARS = 20_000_000;
 
 /** The worker's dispatch module, beside this one: `.ts` under tsx (tests, dev), `.js` once compiled. */
@@ -41,7 +51,8 @@ const WORKER_SOURCE = `
 
 /**
  * Parses `bytes` as `format` in a worker thread. The caller's bytes are copied once
- * and the copy is transferred (not cloned) to the worker; the caller's array stays usable.
+ * and the copy is transferred (not cloned) to the worker; the caller's array stays usable
+ * (unless `transfer`).
  * @throws ParseError `empty_document` (no bytes or no text), `parse_timeout`, `document_too_complex`
  *   (heap limit reached or the parser crashed), and whatever the format's parser reports
  *   (`corrupt_document`, `encrypted_document`, `document_too_large`, ...).
@@ -52,13 +63,14 @@ export async function parseDocument(bytes: Uint8Array, format: DocumentFormat, o
   options.signal?.throwIfAborted();
   const timeoutMs = options.timeoutMs ?? DEFAULT_PARSE_TIMEOUT_MS;
   const maxMemoryMb = options.maxMemoryMb ?? DEFAULT_PARSE_MEMORY_MB;
-  const copy = new Uint8Array(bytes);
+  const whole = bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+  const copy = options.transfer && whole ? (bytes as Uint8Array<ArrayBuffer>) : new Uint8Array(bytes);
   const job: ParseJob = { format, bytes: copy, maxTextChars: options.maxTextChars ?? DEFAULT_MAX_TEXT_CHARS };
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
     workerData: { module: options.parserModule ?? defaultParserModule(), job },
     transferList: [copy.buffer],
-    resourceLimits: { maxOldGenerationSizeMb: maxMemoryMb, maxYoungGenerationSizeMb: Math.min(64, Math.max(8, maxMemoryMb / 8)), stackSizeMb: 4 },
+    resourceLimits: { maxOldGenerationSizeMb: maxMemoryMb, maxYoungGenerationSizeMb: Math.min(16, Math.max(8, maxMemoryMb / 8)), stackSizeMb: 4 },
     // pdf.js and mammoth may log about odd files; that is not the server's output.
     stdout: true,
     stderr: true,

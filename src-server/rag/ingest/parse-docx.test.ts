@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
 import { describe, it } from "node:test";
 import JSZip from "jszip";
 import { buildDocx } from "../../../test/fixtures/documents/build-docx.js";
 import { assertOffsets, fixture, headings } from "../../../test/fixtures/documents/document-assertions.js";
 import { buildZipBomb } from "../../../test/fixtures/documents/build-zip-bomb.js";
-import { inspectDocxArchive } from "./inspect-docx-archive.js";
+import { denseDocx, manyEntriesDocx, relsBombDocx } from "../../../test/fixtures/documents/hostile-documents.js";
+import { MAX_DOCX_ENTRIES, MAX_DOCX_RATIO, inspectDocxArchive } from "./inspect-docx-archive.js";
 import { parseDocx } from "./parse-docx.js";
 import { ParseError, type ParseErrorCode } from "./types.js";
 
@@ -58,10 +60,40 @@ describe("parseDocx", () => {
     await assert.rejects(parseDocx(badXml), failsWith("corrupt_document"), "malformed XML");
   });
 
-  it("inspects only the parts mammoth reads: media files may be large", async () => {
+  it("refuses a bomb that _rels/.rels names as the main document outside the usual parts (word/media/doc.xml)", async () => {
+    for (const declare of ["honest", "lying"] as const) {
+      const bomb = relsBombDocx(1024, declare);
+      assert.ok(bomb.length < 2 * 1024 * 1024, "the bomb itself is small");
+      const before = process.memoryUsage().rss;
+      const started = performance.now();
+      await assert.rejects(parseDocx(bomb), (e: unknown) => failsWith("document_too_large")(e) && /word\/media\/doc\.xml/.test((e as Error).message), declare);
+      assert.ok(process.memoryUsage().rss - before < 100 * 1024 * 1024, `${declare}: nothing near a gigabyte was inflated`);
+      assert.ok(performance.now() - started < 30_000 /* hang guard, not a speed target */);
+    }
+  });
+
+  it("checks every entry, media included, but lets real images through", async () => {
     const withPhoto = buildZipBomb({ inflatedBytes: 1.1 * GIB, declare: "honest", bombName: "word/media/photo.png" });
-    assert.deepEqual(inspectDocxArchive(withPhoto), { title: null });
-    const document = await parseDocx(withPhoto);
-    assert.equal(document.text, "Small document.");
+    await assert.rejects(inspectDocxArchive(withPhoto), failsWith("document_too_large"), "a 1.1 GB 'photo' is a bomb too");
+    const photo = randomBytes(3 * 1024 * 1024); // incompressible, like a real photo
+    const zip = new JSZip().file("[Content_Types].xml", "<Types/>").file("word/document.xml", '<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>With a photo.</w:t></w:r></w:p></w:body></w:document>');
+    zip.file("word/media/photo.png", photo);
+    const docx = await zip.generateAsync({ type: "uint8array", compression: "DEFLATE" });
+    assert.deepEqual(await inspectDocxArchive(docx), { title: null });
+    assert.equal((await parseDocx(docx)).text, "With a photo.");
+  });
+
+  it("refuses archives with too many entries, or a high compression ratio, or a directory readers would see differently", async (t) => {
+    await assert.rejects(parseDocx(manyEntriesDocx(MAX_DOCX_ENTRIES + 1)), (e: unknown) => failsWith("document_too_large")(e) && /entries/.test((e as Error).message));
+    const dense = denseDocx(8, false); // one paragraph repeated, 8 MiB: far beyond the ratio
+    await assert.rejects(inspectDocxArchive(dense), (e: unknown) => failsWith("document_too_large")(e) && new RegExp(`limit is ${MAX_DOCX_RATIO} times`).test((e as Error).message));
+    // A gap between the directory and the end record makes JSZip shift every offset by the gap
+    // (it would read another directory than the one checked): refused as damaged.
+    const report = Buffer.from(fixture("report.docx"));
+    const eocd = report.length - 22;
+    assert.equal(report.readUInt32LE(eocd), 0x06054b50, "the fixture has no archive comment");
+    const gapped = Buffer.concat([report.subarray(0, eocd), Buffer.alloc(32), report.subarray(eocd)]);
+    await assert.rejects(inspectDocxArchive(gapped), failsWith("corrupt_document"));
+    t.diagnostic("gapped directory refused");
   });
 });

@@ -19,7 +19,7 @@ const skipImages = mammoth.images.imgElement(() => Promise.resolve({ src: "" }))
  * @throws ParseError `corrupt_document`, `document_too_large`, `document_too_complex`, `empty_document`.
  */
 export async function parseDocx(bytes: Uint8Array): Promise<ParsedDocument> {
-  const { title } = inspectDocxArchive(bytes);
+  const { title } = await inspectDocxArchive(bytes);
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let html: string;
   let messages: string[];

@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { assertOffsets, fixture, headings } from "../../../test/fixtures/documents/document-assertions.js";
 import { nestedHtml } from "../../../test/fixtures/documents/fixture-documents.js";
+import { hugeHtml } from "../../../test/fixtures/documents/hostile-documents.js";
 import { measureHtmlDepth } from "./measure-html-depth.js";
-import { MAX_HTML_DEPTH, parseHtml } from "./parse-html.js";
+import { MAX_HTML_BYTES, MAX_HTML_DEPTH, parseHtml } from "./parse-html.js";
 import { ParseError } from "./types.js";
 
 const html = (s: string): Uint8Array => new Uint8Array(Buffer.from(s));
@@ -46,6 +47,12 @@ describe("parseHtml", () => {
     assert.ok(performance.now() - started < 30_000 /* hang guard, not a speed target */);
     const sane = await parseHtml(nestedHtml(MAX_HTML_DEPTH - 10));
     assert.equal(sane.text, "deep text");
+  });
+
+  it("refuses a page beyond MAX_HTML_BYTES as document_too_large before building any DOM", async () => {
+    const before = process.memoryUsage().rss;
+    await assert.rejects(parseHtml(hugeHtml(MAX_HTML_BYTES / 1024 ** 2 + 1)), (e: unknown) => e instanceof ParseError && e.code === "document_too_large");
+    assert.ok(process.memoryUsage().rss - before < 100 * 1024 * 1024, "no DOM of millions of nodes was built");
   });
 
   it("rejects a page with no text as empty_document", async () => {

@@ -16,9 +16,24 @@ import { ParseError, type DocumentFormat, type ParsedDocument } from "./types.js
  */
 export const MAX_HTML_DEPTH = 1000;
 
-/** Parses an HTML file; the title comes from `<title>`, else the first `<h1>`. */
+/**
+ * Largest HTML file parsed, in bytes. Its DOM takes some 40 times its size in memory, so a
+ * page this big already needs more than the parse worker's default heap; real pages are
+ * rarely over 2 MB.
+ */
+export const MAX_HTML_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Parses an HTML file; the title comes from `<title>`, else the first `<h1>`.
+ * @throws ParseError `document_too_large` beyond `MAX_HTML_BYTES`, `document_too_complex` when nested too deeply.
+ */
 export function parseHtml(bytes: Uint8Array): Promise<ParsedDocument> {
-  return promiseOf(() => htmlToDocument(decodeHtml(bytes), "html"));
+  return promiseOf(() => {
+    if (bytes.length > MAX_HTML_BYTES) {
+      throw new ParseError("document_too_large", `The HTML page is larger than ${MAX_HTML_BYTES / 1024 ** 2} MB; save it as text or split it to index it.`);
+    }
+    return htmlToDocument(decodeHtml(bytes), "html");
+  });
 }
 
 /**

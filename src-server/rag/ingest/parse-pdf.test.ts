@@ -5,7 +5,9 @@ import { getDocument } from "pdfjs-dist/legacy/build/pdf.mjs";
 import { buildPdf } from "../../../test/fixtures/documents/build-pdf.js";
 import { assertOffsets, fixture, headings } from "../../../test/fixtures/documents/document-assertions.js";
 import { flateBombPdf } from "../../../test/fixtures/documents/fixture-documents.js";
-import { inspectPdfStreams } from "./inspect-pdf-streams.js";
+import { hiddenEndstreamBomb, imageAsContentPdf, lzwBomb, manyStreamsPdf, pdfWithForms, zlibBomb } from "../../../test/fixtures/documents/hostile-documents.js";
+import { MAX_PDF_INFLATED_BYTES, MAX_PDF_STREAM_BYTES, inspectPdfStreams } from "./inspect-pdf-streams.js";
+import { lzwDecode } from "./pdf-filters.js";
 import { parsePdf } from "./parse-pdf.js";
 import { joinLines, runsToLines } from "./pdf-layout.js";
 import { ParseError, type ParseErrorCode } from "./types.js";
@@ -85,19 +87,50 @@ describe("inspectPdfStreams (PDF decompression bombs)", () => {
     assert.ok(process.memoryUsage().rss - before < 300 * 1024 * 1024, "no more than the 128 MB cap was inflated");
   });
 
-  it("sees through a double FlateDecode chain", () => {
+  it("sees through a double FlateDecode chain", async () => {
     const inner = Buffer.from(flateBombPdf(512)).toString("latin1");
     const bombStream = inner.slice(inner.indexOf("stream\n", inner.indexOf("/FlateDecode")) + 7, inner.lastIndexOf("\nendstream"));
     const outer = deflateSync(Buffer.from(bombStream, "latin1")).toString("latin1");
     const pdf = buildPdf([{ texts: [{ x: 72, y: 700, size: 11, text: "Hi" }] }], {
       extraObjects: [`<< /Type /XObject /Subtype /Form /BBox [0 0 1 1] /Filter [/FlateDecode /FlateDecode] >>\nstream\n${outer}`],
     });
-    assert.throws(() => inspectPdfStreams(pdf), failsWith("document_too_large"));
+    await assert.rejects(inspectPdfStreams(pdf), failsWith("document_too_large"));
+  });
+
+  it("refuses streams each under the cap that together pass the total", async () => {
+    const pdf = manyStreamsPdf(Math.ceil(MAX_PDF_INFLATED_BYTES / MAX_PDF_STREAM_BYTES) + 1, MAX_PDF_STREAM_BYTES / 1024 ** 2 - 1);
+    await assert.rejects(inspectPdfStreams(pdf), (e: unknown) => failsWith("document_too_large")(e) && /in all/.test((e as Error).message));
+  });
+
+  it("sees bombs behind other filters: ASCIIHex-wrapped, LZW, an indirect /Filter, a /Length hiding a fake endstream", async () => {
+    const bomb = zlibBomb(1024);
+    const cases: [string, Uint8Array][] = [
+      ["[/AHx /Fl]", pdfWithForms([Buffer.from(`${bomb.toString("hex")}>`)], { filter: "[/AHx /Fl]" })],
+      ["/LZWDecode", pdfWithForms([lzwBomb(200)], { filter: "/LZWDecode" })],
+      ["indirect /Filter", pdfWithForms([bomb], { filter: "8 0 R", extraObjects: ["[/FlateDecode]"] })],
+      ["endstream inside the data", pdfWithForms([hiddenEndstreamBomb(1024)])],
+    ];
+    for (const [name, pdf] of cases) await assert.rejects(inspectPdfStreams(pdf), failsWith("document_too_large"), name);
+    assert.equal(lzwDecode(Buffer.from("800B6050220C0C8501", "hex"), 100).toString(), "-----A---B", "the LZW example of ISO 32000-1 §7.4.4.2");
+  });
+
+  it("refuses a bomb in a PDF encrypted with an empty user password (pdf.js opens those)", async () => {
+    const pdf = pdfWithForms([zlibBomb(1024)], { userPassword: "" });
+    await assert.rejects(inspectPdfStreams(pdf), failsWith("document_too_large"));
+    const small = pdfWithForms([zlibBomb(2)], { userPassword: "" });
+    assert.match((await parsePdf(small)).text, /Hostile/, "an encrypted PDF within the limits still opens");
+  });
+
+  it("never inflates an image stream, even one a page names as its content", async () => {
+    const pdf = imageAsContentPdf(2048);
+    const before = process.memoryUsage().rss;
+    await assert.rejects(parsePdf(pdf), failsWith("empty_document"));
+    assert.ok(process.memoryUsage().rss - before < 200 * 1024 * 1024, "the 2 GiB image was not inflated");
   });
 
   it("lets ordinary compressed streams through and reads them", async () => {
     const pdf = flateBombPdf(2); // 2 MiB of spaces: large but legitimate
-    inspectPdfStreams(pdf);
+    await inspectPdfStreams(pdf);
     assert.equal((await parsePdf(pdf)).text, "Hello");
   });
 });

@@ -28,9 +28,9 @@ const PDF_OPTIONS = {
  *   `document_too_large` (a decompression bomb; see `inspectPdfStreams`).
  */
 export async function parsePdf(bytes: Uint8Array): Promise<ParsedDocument> {
-  inspectPdfStreams(bytes);
-  // pdf.js refuses Node Buffers, and detaches (transfers) the buffer it is given: it gets its own copy.
-  const task = getDocument({ ...PDF_OPTIONS, data: new Uint8Array(bytes) });
+  // pdf.js refuses Node Buffers, and detaches (transfers) the buffer it is given: it gets its own
+  // copy, the one the inspection vetted (with image filters disabled).
+  const task = getDocument({ ...PDF_OPTIONS, data: await inspectPdfStreams(bytes) });
   let pdf: PDFDocumentProxy;
   try {
     pdf = await task.promise;

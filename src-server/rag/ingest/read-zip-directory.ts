@@ -27,34 +27,77 @@ export function hasZipSignature(bytes: Uint8Array): boolean {
   return bytes.length >= 4 && view(bytes).getUint32(0, true) === LOCAL_SIGNATURE;
 }
 
+/** Where the central directory is and how many entries it lists, from the end record(s). */
+export interface ZipDirectoryInfo {
+  count: number;
+  /** Offset and size of the central directory. */
+  offset: number;
+  size: number;
+  /** Where the records after the directory start (the ZIP64 end record, else the end record). */
+  directoryEnd: number;
+}
+
 /**
- * Lists the entries of a ZIP archive from its central directory.
- * Returns null when the bytes are not a well-formed archive (truncated, no end
- * record, directory out of bounds, more than `MAX_ZIP_ENTRIES` entries).
- * ZIP64 sizes are read from the extra field when the 32-bit fields overflow.
+ * Finds the end record (and the ZIP64 one when the 16/32-bit fields overflow); null when
+ * there is none or it points outside the bytes.
  */
-export function readZipDirectory(bytes: Uint8Array): ZipEntry[] | null {
+export function readZipEnd(bytes: Uint8Array): ZipDirectoryInfo | null {
   const data = view(bytes);
   const eocd = findEndRecord(data);
   if (eocd < 0) return null;
+  // Nothing but the comment after the end record, and no record signature inside it that a
+  // reader searching from the end could take for the real one.
+  const commentStart = eocd + 22;
+  if (commentStart + data.getUint16(eocd + 20, true) !== data.byteLength) return null;
+  const comment = Buffer.from(bytes.buffer, bytes.byteOffset + commentStart, data.byteLength - commentStart);
+  if (comment.includes("PK\x05\x06", 0, "latin1") || comment.includes("PK\x06\x07", 0, "latin1") || comment.includes("PK\x06\x06", 0, "latin1")) return null;
   let count = data.getUint16(eocd + 10, true);
+  let size = data.getUint32(eocd + 12, true);
   let offset = data.getUint32(eocd + 16, true);
-  if ((count === 0xffff || offset === 0xffffffff) && eocd >= 20 && data.getUint32(eocd - 20, true) === ZIP64_LOCATOR_SIGNATURE) {
+  let directoryEnd = eocd;
+  const disk = data.getUint16(eocd + 4, true);
+  const directoryDisk = data.getUint16(eocd + 6, true);
+  const countOnDisk = data.getUint16(eocd + 8, true);
+  const zip64 = [disk, directoryDisk, countOnDisk, count].includes(0xffff) || offset === 0xffffffff || size === 0xffffffff;
+  if (!zip64 && (disk !== 0 || directoryDisk !== 0 || countOnDisk !== count)) return null; // multi-disk archives are not documents
+  if (zip64) {
+    if (eocd < 20 || data.getUint32(eocd - 20, true) !== ZIP64_LOCATOR_SIGNATURE) return null;
     const record = Number(data.getBigUint64(eocd - 12, true));
     if (record + 56 > data.byteLength || data.getUint32(record, true) !== ZIP64_EOCD_SIGNATURE) return null;
+    // Readers (JSZip among them) expect the locator right after the ZIP64 end record.
+    if (record + 12 + Number(data.getBigUint64(record + 4, true)) !== eocd - 20) return null;
     count = Number(data.getBigUint64(record + 32, true));
+    size = Number(data.getBigUint64(record + 40, true));
     offset = Number(data.getBigUint64(record + 48, true));
+    directoryEnd = record;
   }
-  if (count > MAX_ZIP_ENTRIES) return null;
+  if (offset + size > directoryEnd) return null;
+  return { count, offset, size, directoryEnd };
+}
+
+/**
+ * Lists the entries of a ZIP archive from its central directory.
+ * Returns null when the bytes are not a well-formed archive (truncated, no end
+ * record, directory out of bounds, more than `maxEntries` entries), or when the
+ * directory does not end exactly where the end records begin: readers disagree on
+ * such archives (JSZip shifts every offset by the gap), so what is checked here must
+ * be what a parser later reads.
+ * ZIP64 sizes are read from the extra field when the 32-bit fields overflow.
+ */
+export function readZipDirectory(bytes: Uint8Array, maxEntries = MAX_ZIP_ENTRIES): ZipEntry[] | null {
+  const data = view(bytes);
+  const end = readZipEnd(bytes);
+  if (end === null || end.count > maxEntries || end.offset + end.size !== end.directoryEnd) return null;
+  let offset = end.offset;
   const entries: ZipEntry[] = [];
   const decoder = new TextDecoder("utf-8");
-  for (let i = 0; i < count; i++) {
+  for (let i = 0; i < end.count; i++) {
     if (offset + 46 > data.byteLength || data.getUint32(offset, true) !== CENTRAL_SIGNATURE) return null;
     const nameLength = data.getUint16(offset + 28, true);
     const extraLength = data.getUint16(offset + 30, true);
     const commentLength = data.getUint16(offset + 32, true);
-    const end = offset + 46 + nameLength + extraLength + commentLength;
-    if (end > data.byteLength) return null;
+    const next = offset + 46 + nameLength + extraLength + commentLength;
+    if (next > data.byteLength) return null;
     const entry: ZipEntry = {
       name: decoder.decode(bytes.subarray(offset + 46, offset + 46 + nameLength)),
       method: data.getUint16(offset + 10, true),
@@ -64,9 +107,10 @@ export function readZipDirectory(bytes: Uint8Array): ZipEntry[] | null {
     };
     readZip64Extra(data, offset + 46 + nameLength, extraLength, entry);
     entries.push(entry);
-    offset = end;
+    offset = next;
   }
-  return entries;
+  // Entries the count leaves out would still be read by parsers that walk the whole directory.
+  return offset === end.directoryEnd ? entries : null;
 }
 
 /**

@@ -8,6 +8,9 @@ import { m003Sessions } from "./003-sessions.js";
 import { m004Conversations } from "./004-conversations.js";
 import { m005ModelFiles } from "./005-model-files.js";
 import { m006RateLimits } from "./006-rate-limits.js";
+import { m007Audit } from "./007-audit.js";
+import { m008Tombstones } from "./008-tombstones.js";
+import { m009ServiceAccounts } from "./009-service-accounts.js";
 
 export interface Migration {
   version: number;
@@ -15,4 +18,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [m001Core, m002Rag, m003Sessions, m004Conversations, m005ModelFiles, m006RateLimits];
+export const MIGRATIONS: readonly Migration[] = [m001Core, m002Rag, m003Sessions, m004Conversations, m005ModelFiles, m006RateLimits, m007Audit, m008Tombstones, m009ServiceAccounts];

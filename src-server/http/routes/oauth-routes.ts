@@ -1,0 +1,113 @@
+/**
+ * OAuth 2.0 for service accounts, before authentication (the token endpoint is how a
+ * client gets a credential): `POST /v1/oauth/token` (RFC 6749, form-encoded; client
+ * secret by HTTP Basic or the form, or a JWT assertion per RFC 7523), the JWKS of our
+ * signing keys, and the authorization-server metadata (RFC 8414). Errors here use OAuth's
+ * shape (`{error, error_description}`), which OAuth client libraries expect.
+ */
+import express, { Router, type Request, type Response } from "express";
+import { actorOf, type AuditService } from "../../audit/audit-service.js";
+import { CLIENT_ASSERTION_JWT, GRANT_CLIENT_CREDENTIALS, GRANT_JWT_BEARER, OAuthError, type ServiceAccountService } from "../../admin/service-account-service.js";
+import { SCOPES } from "../../domain/scopes.js";
+import { recordSafely } from "../audit-trail.js";
+import type { OAuthKeys } from "../../security/oauth-keys.js";
+
+const TOKEN_PATH = "/v1/oauth/token";
+const JWKS_PATH = "/.well-known/jwks.json";
+
+/** `Authorization: Basic base64(client_id:client_secret)` with RFC 6749's form-encoding of each part. */
+function basicCredentials(req: Request): { id: string; secret: string } | undefined {
+  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(req.get("authorization") ?? "");
+  if (!match?.[1]) return undefined;
+  const decoded = Buffer.from(match[1], "base64").toString("utf8");
+  const colon = decoded.indexOf(":");
+  if (colon < 0) return undefined;
+  try {
+    return { id: decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, " ")), secret: decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, " ")) };
+  } catch {
+    return undefined;
+  }
+}
+
+function oauthError(res: Response, error: OAuthError, basic: boolean): void {
+  if (error.status === 401 && basic) res.setHeader("WWW-Authenticate", 'Basic realm="pustaka"');
+  res.status(error.status).json({ error: error.code, error_description: error.description });
+}
+
+export function oauthRoutes(accounts: ServiceAccountService, keys: OAuthKeys, audit: AuditService): Router {
+  const router = Router();
+  const form = express.urlencoded({ extended: false, limit: "64kb", parameterLimit: 20 });
+  const noStore = (res: Response) => {
+    res.setHeader("Cache-Control", "no-store");
+    res.setHeader("Pragma", "no-cache");
+  };
+
+  router.post(TOKEN_PATH, (req, res, next) => {
+    noStore(res);
+    if (!req.is("application/x-www-form-urlencoded")) {
+      oauthError(res, new OAuthError("invalid_request", "the token request must be application/x-www-form-urlencoded (RFC 6749)"), false);
+      return;
+    }
+    form(req, res, (error?: unknown) => {
+      if (error) {
+        oauthError(res, new OAuthError("invalid_request", "the form body could not be read"), false);
+        return;
+      }
+      next();
+    });
+  });
+  router.post(TOKEN_PATH, async (req, res) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const field = (name: string): string | undefined => {
+      const value = body[name];
+      if (value === undefined) return undefined;
+      if (typeof value !== "string") throw new OAuthError("invalid_request", `'${name}' was given more than once`);
+      return value;
+    };
+    const basic = basicCredentials(req);
+    try {
+      if (req.get("authorization") && !basic) throw new OAuthError("invalid_client", "the Authorization header must be HTTP Basic with client_id:client_secret");
+      if (basic && field("client_secret") !== undefined) throw new OAuthError("invalid_request", "send the client secret once: HTTP Basic or the form, not both");
+      const origin = `${req.protocol}://${req.get("host") ?? ""}`;
+      const issued = await accounts.issueToken({
+        grantType: field("grant_type"),
+        clientId: basic?.id ?? field("client_id"),
+        clientSecret: basic?.secret ?? field("client_secret"),
+        clientAssertionType: field("client_assertion_type"),
+        clientAssertion: field("client_assertion"),
+        assertion: field("assertion"),
+        scope: field("scope"),
+        audiences: [...new Set([accounts.settings.issuer(), `${accounts.settings.issuer()}${TOKEN_PATH}`, origin, `${origin}${TOKEN_PATH}`])],
+      });
+      const principal = { kind: "service_account" as const, workspaceId: issued.account.workspaceId, keyId: issued.account.id, keyName: issued.account.name, scopes: new Set(issued.account.scopes) };
+      recordSafely(audit, res, { type: "service_account.token", workspaceId: issued.account.workspaceId, actor: actorOf(principal), outcome: "success", requestId: res.locals.requestId, data: { method: issued.method, scope: issued.scope, expires_in: issued.expiresIn } });
+      res.json({ access_token: issued.accessToken, token_type: "Bearer", expires_in: issued.expiresIn, scope: issued.scope });
+    } catch (error) {
+      if (!(error instanceof OAuthError)) throw error;
+      recordSafely(audit, res, { type: "service_account.token", workspaceId: null, actor: "anonymous", outcome: "failure", requestId: res.locals.requestId, data: { error: error.code, client_id: error.clientId, remote: req.socket.remoteAddress ?? null } });
+      oauthError(res, error, basic !== undefined);
+    }
+  });
+
+  router.get([JWKS_PATH, "/v1/oauth/jwks"], (_req, res) => {
+    // Public keys only; a client or gateway caches them for a few minutes (rotation keeps old keys published while their tokens live).
+    res.setHeader("Cache-Control", "public, max-age=300");
+    res.json(keys.jwks());
+  });
+
+  router.get("/.well-known/oauth-authorization-server", (_req, res) => {
+    const issuer = accounts.settings.issuer();
+    res.json({
+      issuer,
+      token_endpoint: `${issuer}${TOKEN_PATH}`,
+      jwks_uri: `${issuer}${JWKS_PATH}`,
+      grant_types_supported: [GRANT_CLIENT_CREDENTIALS, GRANT_JWT_BEARER],
+      token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "private_key_jwt"],
+      token_endpoint_auth_signing_alg_values_supported: ["EdDSA", "ES256", "ES384", "RS256", "PS256"],
+      client_assertion_types_supported: [CLIENT_ASSERTION_JWT],
+      scopes_supported: SCOPES,
+      response_types_supported: ["token"],
+    });
+  });
+  return router;
+}
