@@ -10,7 +10,7 @@
  *
  * Linux only (/proc). The server is this file in `--serve` mode (startServer, the default
  * configuration, all-MiniLM-L6-v2 as the corpus's embedding model, one thread). Its parse
- * worker loads the parsers compiled to JavaScript (esbuild, into bench/results/), as a build
+ * worker loads the parsers compiled to JavaScript (esbuild, into node_modules/.cache/), as a build
  * does: from TypeScript sources each parse worker also loads tsx and esbuild, some 300 MB
  * more (`--tsx-parser` measures that way). `--parser URL` loads another build of
  * `parse-by-format` (an older one, to compare); `--parse-memory MB` sets `rag.parseMemoryMb`.
@@ -98,8 +98,14 @@ interface Row {
   benign: boolean;
 }
 
+/** A memory figure of a process in MB; NaN once it is gone. */
 function status(pid: number, field: "VmRSS" | "VmHWM"): number {
-  const text = readFileSync(`/proc/${pid}/status`, "utf8");
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/status`, "utf8");
+  } catch {
+    return NaN;
+  }
   return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(text)?.[1] ?? NaN) / 1024;
 }
 
@@ -189,11 +195,8 @@ async function runCase(server: Server, corpusId: string, c: Case): Promise<Row> 
   writeFileSync(`/proc/${server.pid}/clear_refs`, "5"); // resets VmHWM to the current RSS
   let sampledPeak = baseline;
   const sampler = setInterval(() => {
-    try {
-      sampledPeak = Math.max(sampledPeak, status(server.pid, "VmRSS"));
-    } catch {
-      // the process is gone; reported below
-    }
+    const rss = status(server.pid, "VmRSS");
+    if (!Number.isNaN(rss)) sampledPeak = Math.max(sampledPeak, rss);
   }, 20);
   const started = performance.now();
   const events = new AbortController();
@@ -223,14 +226,15 @@ async function runCase(server: Server, corpusId: string, c: Case): Promise<Row> 
   const seconds = (performance.now() - started) / 1000;
   const alive = server.child.exitCode === null && server.child.signalCode === null;
   const peak = alive ? Math.max(status(server.pid, "VmHWM"), sampledPeak) : sampledPeak;
-  await sleep(3000);
-  const retained = alive ? status(server.pid, "VmRSS") : NaN;
+  if (alive) await sleep(3000);
+  const retained = status(server.pid, "VmRSS");
   return { name: c.name, what: c.what, mb: bytes.length / MIB, http, outcome, code, baselineMb: baseline, peakMb: peak - baseline, retainedMb: retained - baseline, seconds, benign: c.benign === true };
 }
 
 /** Compiles the parse worker's module to JavaScript, as a build ships it. */
 async function compileParser(): Promise<string> {
-  const outdir = path.join(REPO_ROOT, "bench", "results", "hostile-parser");
+  // Under node_modules: the parsers' own imports resolve, and no linter or test runner looks there.
+  const outdir = path.join(REPO_ROOT, "node_modules", ".cache", "pustaka-bench", "hostile-parser");
   rmSync(outdir, { recursive: true, force: true });
   await build({
     entryPoints: [path.join(REPO_ROOT, "src-server", "rag", "ingest", "parse-by-format.ts")],
@@ -281,9 +285,11 @@ async function main(): Promise<void> {
     for (const c of CASES) {
       if (only && !c.benign && !only.has(c.name)) continue;
       const row = await runCase(server, corpusId, c);
+      const died = server.child.exitCode !== null || server.child.signalCode !== null;
+      if (died) row.outcome = `SERVER DIED (${server.child.signalCode ?? `exit ${server.child.exitCode}`})`;
       rows.push(row);
       process.stderr.write(`${row.name}: ${row.outcome} ${row.code ?? ""} peak +${row.peakMb.toFixed(0)} MB, retained +${row.retainedMb.toFixed(0)} MB, ${row.seconds.toFixed(1)} s\n`);
-      if (row.outcome === "parsed" || row.outcome === "SERVER DIED" || row.outcome.startsWith("timeout")) {
+      if (died || row.outcome === "parsed" || row.outcome.startsWith("timeout")) {
         // Accepted (its embedding would take hours), dead or stuck: start afresh for the next file.
         await server.stop();
         server = await Server.start(parserModule, parseMemoryMb);

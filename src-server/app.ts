@@ -84,11 +84,12 @@ export function createApp(deps: AppDeps): Express {
     const engine = deps.engine.status();
     res.json({ status: "ok", version: deps.version, engine: { ...engine, loadedModels: engine.loadedModels.map(({ path: _path, ...m }) => m) } });
   });
+  // The token endpoint, JWKS and OAuth metadata come before authentication (they are how a
+  // service account gets a credential) and before the workbench's page fallback.
+  app.use(oauthRoutes(deps.oauth.accounts, deps.oauth.keys, deps.audit));
   if (deps.rendererDir) app.use(workbenchStatic(deps.rendererDir));
   app.use(sessionRoutes(deps.sessions, deps.rateLimits, deps.audit));
   // Authenticate before reading a body: strangers cannot make us parse megabytes.
-  // The token endpoint, JWKS and OAuth metadata come before authentication: they are how a service account gets a credential.
-  app.use(oauthRoutes(deps.oauth.accounts, deps.oauth.keys, deps.audit));
   app.use("/v1", authenticate(deps.admin, deps.sessions, deps.audit, deps.oauth.accounts));
   app.use("/v1", rateLimitHeaders(deps.rateLimits));
   const admit = costly(deps.rateLimits);

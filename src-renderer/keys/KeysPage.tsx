@@ -2,13 +2,13 @@
  * Keys and connection: the local base URL, this minute's rate-limit usage, the workspace's
  * API keys (with their tiers) and service accounts, and client snippets.
  */
-import { useQuery } from "@tanstack/react-query";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { Plus } from "lucide-react";
 import { Tabs } from "radix-ui";
 import { useMemo, useState } from "react";
 import { useApi } from "../api/api-context.js";
 import type { ApiKey, CreatedApiKey } from "../api/contract.js";
-import { listKeys } from "../api/keys-api.js";
+import { listKeys, setKeyTier } from "../api/keys-api.js";
 import { useAuth } from "../auth/principal-context.js";
 import { useI18n } from "../i18n/i18n.js";
 import { defaultModel, useModels } from "../models/use-models.js";
@@ -17,6 +17,7 @@ import { ErrorNotice } from "../ui/ErrorNotice.js";
 import { Skeleton } from "../ui/Skeleton.js";
 import { CreateKeyDialog } from "./CreateKeyDialog.js";
 import { KeyTable } from "./KeyTable.js";
+import { suggestedTiers } from "./suggested-tiers.js";
 import { RateLimitUsage } from "./RateLimitUsage.js";
 import { SecretDialog } from "./SecretDialog.js";
 import { ServiceAccounts } from "./ServiceAccounts.js";
@@ -27,6 +28,7 @@ import "./keys.css";
 export function KeysPage() {
   const { t } = useI18n();
   const client = useApi();
+  const queryClient = useQueryClient();
   const { principal } = useAuth();
   const models = useModels();
   const [creating, setCreating] = useState(false);
@@ -36,10 +38,12 @@ export function KeysPage() {
   const baseUrl = client.apiBase;
   const model = defaultModel(models.data, "chat")?.id ?? "MODEL";
   const isAdmin = principal.scopes.includes("workspaces.manage");
-  const knownTiers = useMemo(
-    () => [...new Set([...(keys.data ?? []).map((k) => k.rate_limit_tier), principal.rate_limits.key.tier, principal.rate_limits.workspace.tier, "default", "unlimited"])].sort(),
-    [keys.data, principal],
-  );
+  const knownTiers = useMemo(() => suggestedTiers(principal, (keys.data ?? []).map((k) => k.rate_limit_tier)), [keys.data, principal]);
+  const saveTier = async (key: ApiKey, tier: string | null) => {
+    await setKeyTier(client, principal.workspace_id, key.id, tier);
+    void queryClient.invalidateQueries({ queryKey: ["keys", principal.workspace_id] });
+    void queryClient.invalidateQueries({ queryKey: ["me", "usage"] });
+  };
 
   return (
     <div className="page-pad keys-page">
@@ -88,7 +92,7 @@ export function KeysPage() {
       <Snippets baseUrl={baseUrl} model={model} apiKey={created?.secret ?? "psk-…"} />
       <CreateKeyDialog open={creating} onOpenChange={setCreating} workspaceId={principal.workspace_id} onCreated={setCreated} />
       <SecretDialog created={created} onClose={() => setCreated(null)} />
-      <TierDialog target={tierOf} onClose={() => setTierOf(null)} workspaceId={principal.workspace_id} knownTiers={knownTiers} />
+      <TierDialog target={tierOf} onClose={() => setTierOf(null)} description={t("tier.body")} knownTiers={knownTiers} save={saveTier} />
     </div>
   );
 }

@@ -2,7 +2,7 @@ import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it, vi } from "vitest";
 import type { CreatedServiceAccount, ServiceAccount } from "../api/contract.js";
-import { adminPrincipal, json, renderWithApp, type Handler } from "../test-utils/render.js";
+import { adminPrincipal, json, principal, renderWithApp, type Handler } from "../test-utils/render.js";
 import { ServiceAccounts } from "./ServiceAccounts.js";
 
 const account = (patch: Partial<ServiceAccount> = {}): ServiceAccount => ({
@@ -24,8 +24,8 @@ const account = (patch: Partial<ServiceAccount> = {}): ServiceAccount => ({
 const list = (data: ServiceAccount[]) => json({ object: "list", data, first_id: null, last_id: null, has_more: false });
 const BASE = "/v1/admin/workspaces/ws_default/service_accounts";
 
-function setup(routes: Record<string, Handler>) {
-  return renderWithApp(<ServiceAccounts workspaceId="ws_default" />, { principal: adminPrincipal, routes });
+function setup(routes: Record<string, Handler>, who = adminPrincipal) {
+  return renderWithApp(<ServiceAccounts workspaceId="ws_default" />, { principal: who, routes });
 }
 
 describe("ServiceAccounts", () => {
@@ -101,6 +101,44 @@ describe("ServiceAccounts", () => {
     await user.click(within(confirm).getByRole("button", { name: "Rotate secret" }));
     const shown = await screen.findByRole("dialog", { name: "New secret for “Nightly job”" });
     expect(within(shown).getByLabelText("The new client secret")).toHaveTextContent("pss-rotated");
+  });
+
+  it("shows each account's tier and lets an administrator change it with a PATCH", async () => {
+    const user = userEvent.setup();
+    let current = account();
+    const patch = vi.fn<Handler>(({ body }) => {
+      current = account({ rate_limit_tier: (body as { rate_limit_tier: string | null }).rate_limit_tier ?? "default" });
+      return json(current);
+    });
+    setup({ [`GET ${BASE}`]: () => list([current]), [`PATCH ${BASE}/sa_nightly`]: patch });
+    const row = (await screen.findByText("Nightly job")).closest("tr")!;
+    expect(row).toHaveTextContent("Tier: default");
+    await user.click(within(row).getByRole("button", { name: "Change the rate-limit tier of Nightly job" }));
+    const dialog = await screen.findByRole("dialog", { name: "Rate-limit tier of “Nightly job”" });
+    expect(dialog).toHaveTextContent("this service account's tokens may use");
+    const input = within(dialog).getByLabelText("Tier");
+    await user.clear(input);
+    await user.type(input, "batch");
+    await user.click(within(dialog).getByRole("button", { name: "Save tier" }));
+    await waitFor(() => expect(patch).toHaveBeenCalledTimes(1));
+    expect(patch.mock.calls[0]![0].body).toEqual({ rate_limit_tier: "batch" });
+    await waitFor(() => expect(screen.getByText("Nightly job").closest("tr")).toHaveTextContent("Tier: batch"));
+    expect(screen.queryByRole("dialog")).not.toBeInTheDocument();
+
+    await user.click(within(screen.getByText("Nightly job").closest("tr")!).getByRole("button", { name: "Change the rate-limit tier of Nightly job" }));
+    const again = await screen.findByRole("dialog", { name: "Rate-limit tier of “Nightly job”" });
+    await user.click(within(again).getByRole("checkbox", { name: "Use the default tier" }));
+    await user.click(within(again).getByRole("button", { name: "Save tier" }));
+    await waitFor(() => expect(patch).toHaveBeenCalledTimes(2));
+    expect(patch.mock.calls[1]![0].body).toEqual({ rate_limit_tier: null });
+    await waitFor(() => expect(screen.getByText("Nightly job").closest("tr")).toHaveTextContent("Tier: default"));
+  });
+
+  it("shows the tier without offering a change to a key without workspaces.manage", async () => {
+    setup({ [`GET ${BASE}`]: () => list([account({ rate_limit_tier: "batch" })]) }, principal);
+    const row = (await screen.findByText("Nightly job")).closest("tr")!;
+    expect(row).toHaveTextContent("Tier: batch");
+    expect(within(row).queryByRole("button", { name: /rate-limit tier/ })).not.toBeInTheDocument();
   });
 
   it("deletes only after confirmation", async () => {

@@ -1,33 +1,41 @@
 /**
  * Service accounts of the workspace: list, create (secret shown once), disable or enable,
- * rotate the secret, delete. Each change is one request; the list refreshes after it.
+ * rotate the secret, change the rate-limit tier (administrators), delete. Each change is
+ * one request; the list refreshes after it.
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Bot, Plus } from "lucide-react";
-import { useState } from "react";
+import { useMemo, useState } from "react";
 import { useApi } from "../api/api-context.js";
 import type { ServiceAccount } from "../api/contract.js";
 import { deleteServiceAccount, listServiceAccounts, patchServiceAccount, rotateServiceAccountSecret } from "../api/service-accounts-api.js";
+import { useAuth } from "../auth/principal-context.js";
 import { useI18n } from "../i18n/i18n.js";
 import { ConfirmDialog } from "../ui/ConfirmDialog.js";
 import { EmptyState } from "../ui/EmptyState.js";
 import { ErrorNotice } from "../ui/ErrorNotice.js";
 import { Skeleton } from "../ui/Skeleton.js";
-import { StatusBadge } from "../ui/StatusBadge.js";
 import { CreateServiceAccountDialog } from "./CreateServiceAccountDialog.js";
 import { ServiceAccountSecretDialog, type ShownSecret } from "./ServiceAccountSecretDialog.js";
+import { ServiceAccountTable } from "./ServiceAccountTable.js";
+import { suggestedTiers } from "./suggested-tiers.js";
+import { TierDialog } from "./TierDialog.js";
 
 export function ServiceAccounts({ workspaceId }: { workspaceId: string }) {
   const { t } = useI18n();
   const client = useApi();
   const queryClient = useQueryClient();
+  const { principal } = useAuth();
   const [creating, setCreating] = useState(false);
   const [shown, setShown] = useState<ShownSecret | null>(null);
   const [rotating, setRotating] = useState<ServiceAccount | null>(null);
   const [deleting, setDeleting] = useState<ServiceAccount | null>(null);
+  const [tierOf, setTierOf] = useState<ServiceAccount | null>(null);
   const key = ["service-accounts", workspaceId];
   const accounts = useQuery({ queryKey: key, queryFn: () => listServiceAccounts(client, workspaceId).then((p) => p.data) });
   const refresh = () => queryClient.invalidateQueries({ queryKey: key });
+  const isAdmin = principal.scopes.includes("workspaces.manage");
+  const knownTiers = useMemo(() => suggestedTiers(principal, (accounts.data ?? []).map((a) => a.rate_limit_tier)), [accounts.data, principal]);
   const toggle = useMutation({
     mutationFn: (account: ServiceAccount) => patchServiceAccount(client, workspaceId, account.id, { disabled: account.disabled_at === null }),
     onSettled: refresh,
@@ -36,6 +44,10 @@ export function ServiceAccounts({ workspaceId }: { workspaceId: string }) {
     const created = await rotateServiceAccountSecret(client, workspaceId, account.id);
     await refresh();
     setShown({ account: created, reason: "rotated" });
+  };
+  const saveTier = async (account: ServiceAccount, tier: string | null) => {
+    await patchServiceAccount(client, workspaceId, account.id, { rate_limit_tier: tier });
+    void refresh();
   };
   const remove = async (account: ServiceAccount) => {
     await deleteServiceAccount(client, workspaceId, account.id);
@@ -67,9 +79,19 @@ export function ServiceAccounts({ workspaceId }: { workspaceId: string }) {
           </EmptyState>
         </div>
       )}
-      {accounts.data && accounts.data.length > 0 && <ServiceAccountTable accounts={accounts.data} busyId={toggle.isPending ? toggle.variables.id : null} onToggle={(a) => toggle.mutate(a)} onRotate={setRotating} onDelete={setDeleting} />}
+      {accounts.data && accounts.data.length > 0 && (
+        <ServiceAccountTable
+          accounts={accounts.data}
+          busyId={toggle.isPending ? toggle.variables.id : null}
+          onToggle={(a) => toggle.mutate(a)}
+          onRotate={setRotating}
+          onDelete={setDeleting}
+          onChangeTier={isAdmin ? setTierOf : null}
+        />
+      )}
       <CreateServiceAccountDialog open={creating} onOpenChange={setCreating} workspaceId={workspaceId} onCreated={(account) => setShown({ account, reason: "created" })} />
       <ServiceAccountSecretDialog shown={shown} onClose={() => setShown(null)} />
+      <TierDialog target={tierOf} onClose={() => setTierOf(null)} description={t("tier.serviceAccountBody")} knownTiers={knownTiers} save={saveTier} />
       <ConfirmDialog open={rotating !== null} onOpenChange={(open) => !open && setRotating(null)} title={t("sa.rotateTitle", { name: rotating?.name ?? "" })} confirmLabel={t("sa.rotate")} onConfirm={() => (rotating ? rotate(rotating) : Promise.resolve())}>
         <p>{t("sa.rotateBody")}</p>
       </ConfirmDialog>
@@ -77,79 +99,5 @@ export function ServiceAccounts({ workspaceId }: { workspaceId: string }) {
         <p>{t("sa.deleteBody")}</p>
       </ConfirmDialog>
     </section>
-  );
-}
-
-interface TableProps {
-  accounts: ServiceAccount[];
-  busyId: string | null;
-  onToggle: (account: ServiceAccount) => void;
-  onRotate: (account: ServiceAccount) => void;
-  onDelete: (account: ServiceAccount) => void;
-}
-
-function ServiceAccountTable({ accounts, busyId, onToggle, onRotate, onDelete }: TableProps) {
-  const { t, dateTime } = useI18n();
-  return (
-    <div className="table-wrap">
-      <table className="table">
-        <caption className="sr-only">{t("sa.title")}</caption>
-        <thead>
-          <tr>
-            <th scope="col">{t("sa.col.name")}</th>
-            <th scope="col">{t("sa.col.scopes")}</th>
-            <th scope="col">{t("sa.col.methods")}</th>
-            <th scope="col">{t("sa.col.lastToken")}</th>
-            <th scope="col">{t("sa.col.state")}</th>
-            <th scope="col">
-              <span className="sr-only">{t("common.actions")}</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {accounts.map((a) => {
-            const disabled = a.disabled_at !== null;
-            return (
-              <tr key={a.id}>
-                <td>
-                  <span className="strong">{a.name}</span>
-                  <span className="cell-sub mono sa-client">{a.client_id}</span>
-                </td>
-                <td className="scopes">{a.scopes.join(", ")}</td>
-                <td>
-                  <span className="method-list">
-                    {a.auth_methods.map((m) => (
-                      <StatusBadge key={m} tone="info">
-                        {t(`sa.method.${m}`)}
-                      </StatusBadge>
-                    ))}
-                  </span>
-                  {a.secret_prefix && <span className="cell-sub mono">{a.secret_prefix}…</span>}
-                </td>
-                <td className="muted nowrap">{a.last_token_at ? dateTime(a.last_token_at) : t("keys.never")}</td>
-                <td>
-                  <StatusBadge tone={disabled ? "warning" : "success"}>{t(disabled ? "sa.state.disabled" : "sa.state.active")}</StatusBadge>
-                </td>
-                <td>
-                  <div className="row-actions">
-                    <button type="button" className="btn btn-small" onClick={() => onToggle(a)} disabled={busyId === a.id} aria-label={t(disabled ? "sa.enableOne" : "sa.disableOne", { name: a.name })}>
-                      {t(disabled ? "sa.enable" : "sa.disable")}
-                    </button>
-                    {a.auth_methods.includes("client_secret") && (
-                      <button type="button" className="btn btn-small" onClick={() => onRotate(a)} aria-label={t("sa.rotateOne", { name: a.name })}>
-                        {t("sa.rotate")}
-                      </button>
-                    )}
-                    <button type="button" className="btn btn-small btn-danger-ghost" onClick={() => onDelete(a)} aria-label={t("sa.deleteOne", { name: a.name })}>
-                      {t("common.delete")}
-                    </button>
-                  </div>
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </div>
   );
 }

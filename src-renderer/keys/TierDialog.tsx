@@ -1,52 +1,54 @@
-/** Puts an API key on a named rate-limit tier (administrators, `workspaces.manage`). */
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+/**
+ * Puts an API key or a service account on a named rate-limit tier (administrators,
+ * `workspaces.manage`). The caller says what is changed and how the change is sent.
+ */
+import { useMutation } from "@tanstack/react-query";
 import { useId, useState, type FormEvent } from "react";
-import { useApi } from "../api/api-context.js";
-import type { ApiKey } from "../api/contract.js";
-import { setKeyTier } from "../api/keys-api.js";
 import { useI18n } from "../i18n/i18n.js";
 import { ErrorNotice } from "../ui/ErrorNotice.js";
 import { Modal } from "../ui/Modal.js";
 
-export interface TierDialogProps {
-  target: ApiKey | null;
-  onClose: () => void;
-  workspaceId: string;
-  /** Tier names seen (keys, the workspace, the caller's limits), offered as suggestions. */
-  knownTiers: string[];
+/** What has a tier: an API key or a service account. */
+export interface TierTarget {
+  id: string;
+  name: string;
+  rate_limit_tier: string;
 }
 
-export function TierDialog({ target, onClose, workspaceId, knownTiers }: TierDialogProps) {
+export interface TierDialogProps<T extends TierTarget> {
+  target: T | null;
+  onClose: () => void;
+  /** Explains what the tier limits (a key, a service account). */
+  description: string;
+  /** Tier names seen (keys, accounts, the workspace, the caller's limits), offered as suggestions. */
+  knownTiers: string[];
+  /** Sends the change (null: back to the default tier); the dialog closes when it resolves and shows the error otherwise. */
+  save: (target: T, tier: string | null) => Promise<unknown>;
+}
+
+export function TierDialog<T extends TierTarget>(props: TierDialogProps<T>) {
   const { t } = useI18n();
+  const { target, onClose } = props;
   return (
     <Modal open={target !== null} onOpenChange={(open) => !open && onClose()} title={t("tier.title", { name: target?.name ?? "" })}>
-      {target && <TierForm key={target.id} target={target} onClose={onClose} workspaceId={workspaceId} knownTiers={knownTiers} />}
+      {target && <TierForm key={target.id} {...props} target={target} />}
     </Modal>
   );
 }
 
-function TierForm({ target, onClose, workspaceId, knownTiers }: TierDialogProps & { target: ApiKey }) {
+function TierForm<T extends TierTarget>({ target, onClose, description, knownTiers, save: send }: TierDialogProps<T> & { target: T }) {
   const { t } = useI18n();
-  const client = useApi();
-  const queryClient = useQueryClient();
   const id = useId();
   const [tier, setTier] = useState(target.rate_limit_tier);
   const [useDefault, setUseDefault] = useState(false);
-  const save = useMutation({
-    mutationFn: () => setKeyTier(client, workspaceId, target.id, useDefault ? null : tier.trim()),
-    onSuccess: () => {
-      void queryClient.invalidateQueries({ queryKey: ["keys", workspaceId] });
-      void queryClient.invalidateQueries({ queryKey: ["me", "usage"] });
-      onClose();
-    },
-  });
+  const save = useMutation({ mutationFn: () => send(target, useDefault ? null : tier.trim()), onSuccess: onClose });
   const submit = (e: FormEvent) => {
     e.preventDefault();
     if (useDefault || tier.trim()) save.mutate();
   };
   return (
     <form className="stack" onSubmit={submit}>
-      <p className="muted">{t("tier.body")}</p>
+      <p className="muted">{description}</p>
       <div className="field">
         <label className="field-label" htmlFor={`${id}-tier`}>
           {t("tier.name")}

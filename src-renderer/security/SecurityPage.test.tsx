@@ -1,7 +1,8 @@
-import { screen, within } from "@testing-library/react";
-import { describe, expect, it } from "vitest";
+import { screen, waitFor, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it, vi } from "vitest";
 import type { SecurityStatus } from "../api/contract.js";
-import { adminPrincipal, apiError, json, principal, renderWithApp } from "../test-utils/render.js";
+import { adminPrincipal, apiError, json, principal, renderWithApp, type Handler } from "../test-utils/render.js";
 import { SecurityPage } from "./SecurityPage.js";
 
 const status = (patch: Partial<SecurityStatus> = {}): SecurityStatus => ({
@@ -41,6 +42,37 @@ describe("SecurityPage", () => {
     expect(provider).toHaveTextContent("Hardware-backed");
     expect(within(provider).queryByRole("note")).not.toBeInTheDocument();
     expect(within(screen.getByRole("region", { name: "Connections" })).getByRole("note")).toHaveTextContent("without TLS");
+  });
+
+  it("rotates the token signing key only after confirmation, then lists the new key as the signing one", async () => {
+    const user = userEvent.setup();
+    let kids = ["ok_1"];
+    const rotate = vi.fn<Handler>(() => {
+      kids = ["ok_2", "ok_1"];
+      return json({ object: "oauth.signing_key", kid: "ok_2", published: kids });
+    });
+    const { server } = renderWithApp(<SecurityPage />, {
+      principal: adminPrincipal,
+      routes: { "GET /v1/admin/security": () => json(status({ oauth: { issuer: "http://127.0.0.1:7780", signing_key_ids: kids, token_ttl_seconds: 900 } })), "POST /v1/admin/oauth/rotate-signing-key": rotate },
+    });
+    const oauth = await screen.findByRole("region", { name: "Service-account sign-in (OAuth 2.0)" });
+    expect(within(oauth).getByRole("listitem")).toHaveTextContent("ok_1Signing");
+    await user.click(within(oauth).getByRole("button", { name: "Rotate token signing key" }));
+    const confirm = await screen.findByRole("alertdialog", { name: "Rotate the token signing key?" });
+    expect(confirm).toHaveTextContent("Tokens already issued keep working until they expire (at most 15 minutes)");
+    await user.click(within(confirm).getByRole("button", { name: "Cancel" }));
+    expect(rotate).not.toHaveBeenCalled();
+
+    await user.click(within(oauth).getByRole("button", { name: "Rotate token signing key" }));
+    await user.click(within(await screen.findByRole("alertdialog")).getByRole("button", { name: "Rotate key" }));
+    await waitFor(() => expect(rotate).toHaveBeenCalledTimes(1));
+    expect(within(oauth).getByRole("status")).toHaveTextContent("New tokens are now signed with: ok_2");
+    await waitFor(() => expect(within(oauth).getAllByRole("listitem")).toHaveLength(2));
+    const [newest, older] = within(oauth).getAllByRole("listitem");
+    expect(newest).toHaveTextContent("ok_2Signing");
+    expect(older).toHaveTextContent("ok_1Verifying only");
+    expect(server.calls.filter((c) => c.method === "GET" && c.path === "/v1/admin/security")).toHaveLength(2);
+    expect(screen.queryByRole("alertdialog")).not.toBeInTheDocument();
   });
 
   it("explains a 403 instead of a blank page", async () => {

@@ -1,22 +1,22 @@
 /**
  * Security: the key provider protecting the data (with a warning for the local key file),
- * the audit signing key, the OAuth issuer for service accounts, and how the server is
- * reachable. Needs the `workspaces.manage` scope.
+ * the audit signing key, the OAuth issuer for service accounts (with signing key rotation),
+ * and how the server is reachable. Needs the `workspaces.manage` scope.
  */
 import { useQuery } from "@tanstack/react-query";
-import { Cpu, KeyRound, Network, ScrollText, TriangleAlert } from "lucide-react";
-import type { ReactNode } from "react";
+import { Cpu, Network, ScrollText, TriangleAlert } from "lucide-react";
 import { useApi } from "../api/api-context.js";
 import type { SecurityStatus } from "../api/contract.js";
 import { getSecurityStatus } from "../api/security-api.js";
 import { useAuth } from "../auth/principal-context.js";
 import { useI18n, type MessageKey } from "../i18n/i18n.js";
 import { routeHref } from "../lib/route.js";
-import { CopyButton } from "../ui/CopyButton.js";
 import { ErrorNotice } from "../ui/ErrorNotice.js";
 import { isScopeRefusal, ScopeRequired } from "../ui/ScopeRequired.js";
 import { Skeleton } from "../ui/Skeleton.js";
 import { StatusBadge } from "../ui/StatusBadge.js";
+import { OAuthCard } from "./OAuthCard.js";
+import { SecurityCard } from "./SecurityCard.js";
 import "./security.css";
 
 const KNOWN_PROVIDERS = ["local-file", "pkcs11", "safe-storage"];
@@ -56,29 +56,14 @@ function SecurityStatusView() {
   );
 }
 
-function Card({ icon, title, children, id }: { icon: ReactNode; title: string; children: ReactNode; id: string }) {
-  return (
-    <section className="card security-card" aria-labelledby={id}>
-      <div className="security-card-head">
-        <span className="security-icon" aria-hidden="true">
-          {icon}
-        </span>
-        <h2 id={id}>{title}</h2>
-      </div>
-      {children}
-    </section>
-  );
-}
-
 function SecurityCards({ status }: { status: SecurityStatus }) {
   const { t, number } = useI18n();
   const { key_provider: provider, audit, oauth, transport } = status;
   const providerName = KNOWN_PROVIDERS.includes(provider.kind) ? t(`security.provider.kind.${provider.kind}` as MessageKey) : provider.kind;
-  const ttl = oauth.token_ttl_seconds % 60 === 0 ? t("security.oauth.minutes", { n: oauth.token_ttl_seconds / 60 }) : t("security.oauth.seconds", { n: oauth.token_ttl_seconds });
   const exposed = !transport.tls && !transport.loopback_only;
   return (
     <div className="security-grid">
-      <Card id="sec-provider" icon={<Cpu size={18} />} title={t("security.provider.title")}>
+      <SecurityCard id="sec-provider" icon={<Cpu size={18} />} title={t("security.provider.title")}>
         <div className="security-lead">
           <span className="security-value">{providerName}</span>
           <StatusBadge tone={provider.hardware_backed ? "success" : "warning"}>{provider.hardware_backed ? t("security.provider.hardware") : t("security.provider.software")}</StatusBadge>
@@ -97,8 +82,8 @@ function SecurityCards({ status }: { status: SecurityStatus }) {
             </div>
           </div>
         )}
-      </Card>
-      <Card id="sec-audit" icon={<ScrollText size={18} />} title={t("security.audit.title")}>
+      </SecurityCard>
+      <SecurityCard id="sec-audit" icon={<ScrollText size={18} />} title={t("security.audit.title")}>
         <p className="field-hint">{t("security.audit.body")}</p>
         <dl className="facts">
           <dt>{t("security.audit.keyId")}</dt>
@@ -113,22 +98,9 @@ function SecurityCards({ status }: { status: SecurityStatus }) {
             {t("security.audit.open")}
           </a>
         </div>
-      </Card>
-      <Card id="sec-oauth" icon={<KeyRound size={18} />} title={t("security.oauth.title")}>
-        <p className="field-hint">{t("security.oauth.body")}</p>
-        <dl className="facts">
-          <dt>{t("security.oauth.issuer")}</dt>
-          <dd className="issuer">
-            <span className="mono">{oauth.issuer}</span>
-            <CopyButton text={oauth.issuer} />
-          </dd>
-          <dt>{t("security.oauth.keys")}</dt>
-          <dd className="mono">{oauth.signing_key_ids.join(", ") || "—"}</dd>
-          <dt>{t("security.oauth.ttl")}</dt>
-          <dd>{ttl}</dd>
-        </dl>
-      </Card>
-      <Card id="sec-transport" icon={<Network size={18} />} title={t("security.transport.title")}>
+      </SecurityCard>
+      <OAuthCard oauth={oauth} />
+      <SecurityCard id="sec-transport" icon={<Network size={18} />} title={t("security.transport.title")}>
         <dl className="facts">
           <dt>{t("security.transport.tls")}</dt>
           <dd>
@@ -145,7 +117,7 @@ function SecurityCards({ status }: { status: SecurityStatus }) {
             <p className="notice-body">{t("security.transport.exposedWarn")}</p>
           </div>
         )}
-      </Card>
+      </SecurityCard>
     </div>
   );
 }

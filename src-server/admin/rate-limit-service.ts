@@ -109,8 +109,13 @@ export class RateLimitService {
 
   /** Assigns a named tier to a workspace or key (null: back to the default). */
   assignTier(subject: string, tier: string | null): void {
-    if (tier !== null && !this.options.tiers[tier]) throw invalidRequest(`unknown rate-limit tier '${tier}' (known: ${Object.keys(this.options.tiers).join(", ")})`, "unknown_tier", "rate_limit_tier");
+    this.checkTier(tier);
     this.ledger.setTier(subject, tier);
+  }
+
+  /** Throws 400 `unknown_tier` unless `tier` is null (the default) or a configured tier. */
+  checkTier(tier: string | null): void {
+    if (tier !== null && !this.options.tiers[tier]) throw invalidRequest(`unknown rate-limit tier '${tier}' (known: ${Object.keys(this.options.tiers).join(", ")})`, "unknown_tier", "rate_limit_tier");
   }
 
   tierOf(subject: string): string {

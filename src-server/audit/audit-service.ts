@@ -15,7 +15,7 @@ import { renameSync, readFileSync, writeFileSync } from "node:fs";
 import type { Principal } from "../domain/scopes.js";
 import { ServiceError, invalidRequest, notFound } from "../errors.js";
 import { newId } from "../ids.js";
-import { ChainVerifier, GENESIS_HASH, canonicalJson, entryHash, keyIdOf, signManifest, signatureValid, type AuditEntry, type ChainProblem, type ExportManifest } from "../security/audit-chain.js";
+import { ChainVerifier, GENESIS_HASH, canonicalJson, keyIdOf, storedEntryHash, signManifest, signatureValid, type AuditEntry, type ChainProblem, type ExportManifest } from "../security/audit-chain.js";
 import type { AuditSigner } from "../security/audit-chain.js";
 import { csvHeader, csvManifestRow, csvRow, jsonlLine, type ExportFormat } from "../security/audit-export.js";
 import type { AuditDraft, AuditRow, AuditStore, ChainHead } from "../store/audit-store.js";
@@ -132,6 +132,10 @@ export function entryFromRow(row: AuditRow): AuditEntry {
   };
 }
 
+/** The hash a stored row should carry, from its columns as they are. */
+const rowHash = (row: AuditRow): string =>
+  storedEntryHash({ actor: row.actor, chain: row.chain, id: row.id, outcome: row.outcome, prev_hash: row.prev_hash, request_id: row.request_id, seq: row.seq, time: new Date(row.at_ms).toISOString(), type: row.type }, row.body);
+
 export class AuditService {
   private queue: AuditDraft[] = [];
   private timer: NodeJS.Timeout | undefined;
@@ -177,7 +181,7 @@ export class AuditService {
     const batch = this.queue;
     this.queue = [];
     try {
-      const heads = this.store.append(batch, (draft, seq, prevHash) => entryHash(this.entryOf(draft, seq, prevHash)), GENESIS_HASH);
+      const heads = this.store.append(batch, (d, seq, prevHash) => storedEntryHash({ actor: d.actor, chain: d.chain, id: d.id, outcome: d.outcome, prev_hash: prevHash, request_id: d.requestId, seq, time: new Date(d.atMs).toISOString(), type: d.type }, d.body), GENESIS_HASH);
       for (const head of heads) this.heads.set(head.chain, head);
       this.written += batch.length;
     } catch (error) {
@@ -295,7 +299,7 @@ export class AuditService {
       for (let from = 1; ; ) {
         const rows = this.store.range(chain, from, Number.MAX_SAFE_INTEGER, 5000);
         if (rows.length === 0) break;
-        for (const row of rows) verifier.add(entryFromRow(row));
+        for (const row of rows) verifier.add(row, rowHash(row));
         from = rows.at(-1)!.seq + 1;
         await new Promise((resolve) => setImmediate(resolve));
       }
@@ -345,10 +349,6 @@ export class AuditService {
       requestId: event.requestId ?? null,
       body: canonicalJson(event.data),
     };
-  }
-
-  private entryOf(draft: AuditDraft, seq: number, prevHash: string): Omit<AuditEntry, "hash"> {
-    return entryFromRow({ id: draft.id, chain: draft.chain, seq, at_ms: draft.atMs, type: draft.type, actor: draft.actor, outcome: draft.outcome, request_id: draft.requestId, body: draft.body, prev_hash: prevHash, hash: "" });
   }
 
   /** Signs the heads (merged with those already in the file: another process may have written longer chains). */

@@ -41,6 +41,32 @@ export function entryHash(entry: Omit<AuditEntry, "hash"> | AuditEntry): string 
   return sha256Hex(canonicalJson(hashed));
 }
 
+/** An entry's fields as stored: `data` already as its canonical JSON. */
+export interface StoredEntryFields {
+  actor: string;
+  chain: string;
+  id: string;
+  outcome: string;
+  prev_hash: string;
+  request_id: string | null;
+  seq: number;
+  time: string;
+  type: string;
+}
+
+/**
+ * `entryHash` without parsing and re-serialising `data`: the canonical JSON written out in
+ * RFC 8785's key order around the stored canonical `data` (strings serialise as
+ * JSON.stringify does; `seq` is an integer). Equal to `entryHash` of the parsed entry
+ * whenever `canonicalData` is canonical (tested); the writer and the database check use it.
+ */
+export function storedEntryHash(e: StoredEntryFields, canonicalData: string): string {
+  const q = JSON.stringify;
+  return sha256Hex(
+    `{"actor":${q(e.actor)},"chain":${q(e.chain)},"data":${canonicalData},"id":${q(e.id)},"object":"audit.event","outcome":${q(e.outcome)},"prev_hash":${q(e.prev_hash)},"request_id":${q(e.request_id)},"seq":${e.seq},"time":${q(e.time)},"type":${q(e.type)}}`,
+  );
+}
+
 export type ProblemReason = AuditProblemReason;
 export type ChainProblem = AuditProblem;
 
@@ -75,7 +101,8 @@ export class ChainVerifier {
     if (this.problems.length < this.maxProblems) this.problems.push({ chain: this.chain, ...problem });
   }
 
-  add(entry: AuditEntry): void {
+  /** Checks the next entry; `actualHash` is its recomputed hash (default: `entryHash(entry)`). */
+  add(entry: Pick<AuditEntry, "chain" | "seq" | "id" | "prev_hash" | "hash">, actualHash = entryHash(entry as AuditEntry)): void {
     this.count += 1;
     this.firstSeq ??= entry.seq;
     const where = { seq: entry.seq, id: entry.id };
@@ -86,8 +113,7 @@ export class ChainVerifier {
     if (this.expectedPrev !== null && entry.prev_hash !== this.expectedPrev) {
       this.report({ ...where, reason: "broken_link", message: `entry ${entry.seq} does not link to the entry before it (an entry was removed, inserted or altered before it)` });
     }
-    const actual = entryHash(entry);
-    if (actual !== entry.hash) this.report({ ...where, reason: "hash_mismatch", message: `entry ${entry.seq} was altered: its content does not match its hash` });
+    if (actualHash !== entry.hash) this.report({ ...where, reason: "hash_mismatch", message: `entry ${entry.seq} was altered: its content does not match its hash` });
     // Continue from what the entry claims, so one bad row is reported once, not for every row after it.
     this.expectedPrev = entry.hash;
     this.expectedSeq = entry.seq + 1;

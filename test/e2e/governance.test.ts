@@ -5,8 +5,9 @@
  * Keys page shows this minute's rate-limit usage; the Audit page lists the activity,
  * filters by type, opens an entry, verifies the trail and exports it as JSONL for a time
  * range; a service account is created (its secret works at the real token endpoint until
- * it is disabled in the UI); the Security page names the key provider. Screenshots of each
- * screen in light and dark land in test-results/e2e/.
+ * it is disabled in the UI) and is put on another rate-limit tier; the Security page names
+ * the key provider and rotates the token signing key after a confirmation. Screenshots of
+ * each screen in light and dark land in test-results/e2e/.
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
@@ -190,6 +191,25 @@ describe("the governance screens in Chromium", () => {
     await shots("gov-07-service-accounts");
   });
 
+  it("puts the service account on another rate-limit tier", { timeout: 30_000 }, async () => {
+    const row = page.locator("tr", { hasText: "Nightly indexer" });
+    await row.getByText("Tier: e2e").waitFor();
+    await row.getByRole("button", { name: "Change the rate-limit tier of Nightly indexer" }).click();
+    const dialog = page.getByRole("dialog", { name: "Rate-limit tier of “Nightly indexer”" });
+    await dialog.getByLabel("Tier", { exact: true }).fill("unlimited");
+    await shots("gov-11-service-account-tier");
+    await dialog.getByRole("button", { name: "Save tier" }).click();
+    await dialog.waitFor({ state: "detached" });
+    await row.getByText("Tier: unlimited").waitFor();
+    const workspace = ((await t.call("GET", "/v1/me")).json as { workspace_id: string }).workspace_id;
+    const accounts = (await t.call("GET", `/v1/admin/workspaces/${workspace}/service_accounts`)).json as { data: { name: string; rate_limit_tier: string }[] };
+    assert.equal(accounts.data.find((a) => a.name === "Nightly indexer")?.rate_limit_tier, "unlimited", "the server holds the new tier");
+    const overflow = await page.locator(".table-wrap").first().evaluate((wrap) => wrap.scrollWidth - wrap.clientWidth);
+    assert.equal(overflow, 0, "the table fits at 1280×800 without scrolling sideways");
+    await page.getByRole("tab", { name: "Service accounts" }).evaluate((tab) => tab.scrollIntoView({ block: "start" }));
+    await shots("gov-12-service-accounts-tier");
+  });
+
   it("names the key provider in use on the Security page, with the local key file's warning", { timeout: 30_000 }, async () => {
     await page.getByRole("link", { name: "Security", exact: true }).click();
     const provider = page.getByRole("region", { name: "Key protection" });
@@ -199,6 +219,29 @@ describe("the governance screens in Chromium", () => {
     assert.match((await page.getByRole("region", { name: "Audit trail" }).textContent()) ?? "", new RegExp(status.audit.signing_key_id));
     assert.match((await page.getByRole("region", { name: /OAuth/ }).textContent()) ?? "", new RegExp(status.oauth.issuer.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")));
     await shots("gov-08-security");
+  });
+
+  it("rotates the token signing key after confirmation and lists the new key as the signing one", { timeout: 30_000 }, async () => {
+    const before = ((await t.call("GET", "/v1/admin/security")).json as { oauth: { signing_key_ids: string[] } }).oauth.signing_key_ids;
+    const card = page.getByRole("region", { name: /OAuth/ });
+    await card.getByRole("button", { name: "Rotate token signing key" }).click();
+    const confirm = page.getByRole("alertdialog", { name: "Rotate the token signing key?" });
+    assert.match((await confirm.textContent()) ?? "", /Tokens already issued keep working until they expire \(at most 15 minutes\)/);
+    await shots("gov-13-rotate-confirm");
+    await confirm.getByRole("button", { name: "Rotate key" }).click();
+    await confirm.waitFor({ state: "detached" });
+    await card.getByText("New signing key in use").waitFor();
+    const after = ((await t.call("GET", "/v1/admin/security")).json as { oauth: { signing_key_ids: string[] } }).oauth.signing_key_ids;
+    assert.equal(after.length, before.length + 1, "the old key stays published");
+    assert.deepEqual(after.slice(1), before);
+    assert.match((await card.getByRole("status").textContent()) ?? "", new RegExp(`signed with: ${after[0]}`));
+    const items = card.getByRole("listitem");
+    assert.equal(await items.count(), after.length);
+    assert.match((await items.nth(0).textContent()) ?? "", new RegExp(`${after[0]}Signing`));
+    assert.match((await items.nth(1).textContent()) ?? "", new RegExp(`${before[0]}Verifying only`));
+    const jwks = (await (await fetch(`${t.url}/v1/oauth/jwks`)).json()) as { keys: { kid: string }[] };
+    assert.deepEqual(jwks.keys.map((k) => k.kid).sort(), [...after].sort(), "both keys are published to verify tokens");
+    await shots("gov-14-security-rotated");
   });
 
   it("explains a refusal (403) on the Audit page instead of a blank screen", { timeout: 30_000 }, async () => {

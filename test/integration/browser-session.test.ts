@@ -64,6 +64,14 @@ describe("browser mode and sessions", () => {
     assert.equal((await fetch(`${t.url}/v1/models`, { headers: { accept: "text/html" } })).status, 401);
   });
 
+  it("answers the OAuth discovery paths with JSON even for a browser, not with the workbench's page", async () => {
+    for (const route of ["/.well-known/jwks.json", "/.well-known/oauth-authorization-server"]) {
+      const res = await fetch(`${t.url}${route}`, { headers: { accept: "text/html,*/*" } });
+      assert.equal(res.status, 200, route);
+      assert.match(res.headers.get("content-type") ?? "", /application\/json/, route);
+    }
+  });
+
   it("signs in with the link's token into an HttpOnly, SameSite=Strict session that acts as the workspace's owner", async () => {
     const link = t.server.signInLink();
     assert.ok(link?.startsWith(`${t.url}/#signin=psi-`), "the token rides in the fragment");

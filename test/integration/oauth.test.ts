@@ -210,6 +210,10 @@ describe("service accounts and OAuth 2.0", () => {
   it("rate-limits and audits requests under the service account's identity", async () => {
     const limited = (await t.call("POST", "/v1/admin/workspaces/ws_default/service_accounts", { name: "limited", scopes: ["inference"] })).json;
     assert.equal((await t.call("PATCH", `/v1/admin/workspaces/ws_default/service_accounts/${limited.id}`, { rate_limit_tier: "one" })).json.rate_limit_tier, "one");
+    const unknownTier = await t.call("PATCH", `/v1/admin/workspaces/ws_default/service_accounts/${limited.id}`, { name: "renamed", rate_limit_tier: "nope" });
+    assert.equal(unknownTier.status, 400);
+    assert.equal(unknownTier.json.error.code, "unknown_tier");
+    assert.equal((await t.call("GET", `/v1/admin/workspaces/ws_default/service_accounts/${limited.id}`)).json.name, "limited", "a refused change saves nothing");
     const token = ((await (await tokenRequest({ grant_type: "client_credentials" }, basic(limited.id, limited.client_secret))).json()) as any).access_token;
     const embed = () => withToken(token, "/v1/embeddings", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "tiny", input: "a" }) });
     const first = await embed();

@@ -41,8 +41,11 @@ export function serviceAccountRoutes(accounts: ServiceAccountService, admin: Adm
     const workspaceId = routeParam(req, "workspaceId");
     const accountId = routeParam(req, "accountId");
     accounts.get(principal, workspaceId, accountId);
-    // Raising or lowering limits is the administrator's, as for keys.
-    if (body.rate_limit_tier !== undefined) admin.require(principal, "workspaces.manage");
+    // Raising or lowering limits is the administrator's, as for keys; checked before anything is saved.
+    if (body.rate_limit_tier !== undefined) {
+      admin.require(principal, "workspaces.manage");
+      rate.checkTier(body.rate_limit_tier);
+    }
     const updated = await accounts.update(principal, workspaceId, accountId, { name: body.name, scopes: body.scopes, disabled: body.disabled, publicJwk: body.public_key });
     if (body.rate_limit_tier !== undefined) rate.assignTier(updated.id, body.rate_limit_tier);
     facts(res, updated, { changed: Object.keys(body).sort(), disabled: updated.disabledAt !== null, scopes: updated.scopes });
