@@ -13,7 +13,7 @@ import { testModel, tinyModel } from "../helpers/models.js";
 import { upload, waitForStatus } from "../helpers/rag.js";
 import { startTestServer, type TestServer } from "../helpers/test-server.js";
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? 3000);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 5000);
 const SEED = Number(process.env.FUZZ_SEED ?? 20_250_707);
 
 /** Every route of the app (method, path template with `:params`), as app.ts mounts them. */

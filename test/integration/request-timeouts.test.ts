@@ -100,10 +100,24 @@ describe("request time limits", () => {
     assert.ok(closedAfterMs < LIMIT_S * 1000 * 4, `closed after ${Math.round(closedAfterMs)} ms`);
   });
 
-  it("answers malformed HTTP with 400 in the error shape", async () => {
+  it("answers malformed HTTP with 400 in the error shape, also after earlier requests on the connection", async () => {
     const { response } = await stall(t.url, "BREW /pot HTCPCP/1.0\r\n\r\n");
     assert.match(response, /^HTTP\/1\.1 400 /, response);
     assert.equal(jsonBodyOf(response).error.code, "malformed_request");
+    // The fuzzer found this one: after a finished response on a kept-alive connection, the 400 was dropped (socket hang-up).
+    const { port } = new URL(t.url);
+    const socket = net.connect(Number(port), "127.0.0.1");
+    let received = "";
+    await new Promise<void>((resolve) => {
+      socket.on("connect", () => socket.write(`GET /healthz HTTP/1.1\r\nHost: ${host()}\r\n\r\n`));
+      socket.on("data", (chunk: Buffer) => {
+        const first = received === "";
+        received += chunk.toString();
+        if (first) socket.write("GET ?no-path HTTP/1.1\r\n\r\n");
+      });
+      socket.on("close", () => resolve());
+    });
+    assert.match(received, /^HTTP\/1\.1 200 [\s\S]*HTTP\/1\.1 400 [\s\S]*"malformed_request"/, received);
   });
 
   it("lets a streamed chat answer run longer than the limit", async () => {
