@@ -52,7 +52,7 @@ export const QuerySchema = z
 export const SearchSchema = z
   .object({
     query: z.string().trim().min(1, "query must not be empty").max(8000),
-    top_k: z.number().int().min(1).max(50).default(5),
+    top_k: z.number().int().min(1).max(100).default(5),
     filter: z.record(z.string().min(1).max(64), z.union([z.string(), z.number(), z.boolean()])).optional(),
     search: z.enum(["hybrid", "vector", "keyword"]).default("hybrid"),
   })

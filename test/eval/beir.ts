@@ -1,0 +1,163 @@
+/**
+ * `npm run eval:beir -- [--set scifact|vaswani] [--model multilingual-e5-small|all-minilm-l6-v2]
+ *   [--chunking paragraph] [--docs N] [--queries N] [--threads N]`
+ *
+ * A public retrieval benchmark through the real path: a fresh server (in this process,
+ * real models, threads set), the set's documents uploaded as text files through the
+ * multipart upload route and indexed by the real indexer, then every query through
+ * `/search` in each mode. Documents are ranked by their best chunk. Prints nDCG@10 and
+ * recall@100 per mode next to the published figures (from the set's SOURCE.md), and the
+ * ingestion time; writes JSON to bench/results/. `--docs` keeps every judged document of
+ * the kept queries plus others up to N (a quick check; the published figures need all).
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import pino from "pino";
+import { loadConfig, packageLayout, startServer } from "../../src-server/index.js";
+import { REPO_ROOT, testModel, type TestModelId } from "../helpers/models.js";
+import { ndcgAt, recallAt } from "./ir-metrics.js";
+
+const { values: args } = parseArgs({
+  options: {
+    set: { type: "string", default: "scifact" },
+    model: { type: "string", default: "multilingual-e5-small" },
+    chunking: { type: "string", default: "paragraph" },
+    docs: { type: "string" },
+    queries: { type: "string" },
+    threads: { type: "string", default: "2" },
+    batch: { type: "string", default: "100" },
+  },
+});
+
+const SETS = path.resolve(REPO_ROOT, "..", "shared", "evalsets");
+const PUBLISHED: Record<string, Record<string, string>> = {
+  scifact: { keyword: "BM25 0.665 (BEIR) – 0.679 (Anserini, stemmed)", "vector:multilingual-e5-small": "0.676", "vector:all-minilm-l6-v2": "≈0.645" },
+  vaswani: { keyword: "stemmed BM25 0.439 (local run)" },
+};
+const MODES = ["keyword", "vector", "hybrid"] as const;
+const TOP_K = 100;
+
+interface Doc {
+  _id: string;
+  title?: string;
+  text: string;
+}
+
+function readJsonl<T>(file: string): T[] {
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as T);
+}
+
+function readQrels(file: string): Map<string, Set<string>> {
+  const qrels = new Map<string, Set<string>>();
+  for (const line of readFileSync(file, "utf8").split("\n").slice(1)) {
+    const [q, d, score] = line.trim().split(/\s+/);
+    if (!q || !d || Number(score) <= 0) continue;
+    if (!qrels.has(q)) qrels.set(q, new Set());
+    qrels.get(q)!.add(d);
+  }
+  return qrels;
+}
+
+async function main(): Promise<void> {
+  const setDir = path.join(SETS, args.set);
+  const corpus = readJsonl<Doc>(path.join(setDir, "corpus.jsonl"));
+  const qrels = readQrels(path.join(setDir, "qrels.tsv"));
+  let queries = readJsonl<{ _id: string; text: string }>(path.join(setDir, "queries.jsonl")).filter((q) => qrels.has(q._id));
+  if (args.queries) queries = queries.slice(0, Number(args.queries));
+  let docs = corpus;
+  if (args.docs) {
+    const judged = new Set(queries.flatMap((q) => [...qrels.get(q._id)!]));
+    const rest = corpus.filter((d) => !judged.has(d._id));
+    docs = [...corpus.filter((d) => judged.has(d._id)), ...rest.slice(0, Math.max(0, Number(args.docs) - judged.size))];
+  }
+
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "pustaka-beir-"));
+  const key = "psk-beir-eval-key-000000000000";
+  const layout = packageLayout();
+  const config = loadConfig({
+    env: {},
+    defaults: { catalogPath: layout.catalogPath },
+    overrides: {
+      port: 0,
+      dataDir,
+      apiKey: key,
+      logLevel: "silent",
+      engine: { threads: Number(args.threads), gpu: "cpu", idleUnloadSeconds: 0 },
+      models: { bindings: { embed: testModel(args.model as TestModelId) } },
+      rateLimits: { defaultTier: "unlimited" },
+      rag: { maxFilesPerUpload: 1000 },
+    },
+  });
+  const server = await startServer(config, { version: layout.version, logger: pino({ level: "silent" }) });
+  const call = async (method: string, route: string, body?: unknown) => {
+    const res = await fetch(`${server.url}${route}`, { method, headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) }, body: body ? JSON.stringify(body) : undefined });
+    const json = (await res.json()) as any;
+    if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+  try {
+    const corpusId = (await call("POST", "/v1/rag/corpora", { name: `BEIR ${args.set}`, embedding_model: "embed", chunking: args.chunking })).id as string;
+    const docOf = new Map<string, string>();
+    const started = performance.now();
+    const batch = Number(args.batch);
+    for (let i = 0; i < docs.length; i += batch) {
+      const form = new FormData();
+      for (const d of docs.slice(i, i + batch)) form.append("file", new Blob([d.title ? `${d.title}\n\n${d.text}` : d.text]), `${d._id}.txt`);
+      const res = await fetch(`${server.url}/v1/rag/corpora/${corpusId}/documents`, { method: "POST", headers: { authorization: `Bearer ${key}` }, body: form });
+      const json = (await res.json()) as any;
+      for (const d of json.documents ?? []) docOf.set(d.id, String(d.filename).replace(/\.txt$/, ""));
+      for (const r of json.rejected ?? []) process.stderr.write(`rejected ${r.filename}: ${r.error.code}\n`);
+    }
+    for (;;) {
+      const c = await call("GET", `/v1/rag/corpora/${corpusId}`);
+      if (c.status !== "indexing") break;
+      process.stderr.write(`\r  indexing ${c.document_counts.indexed}/${c.document_counts.total}`);
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+    const ingestS = (performance.now() - started) / 1000;
+    const chunks = (await call("GET", `/v1/rag/corpora/${corpusId}`)).chunk_count as number | undefined;
+    process.stderr.write("\n");
+
+    const results: Record<string, { ndcg10: number; recall100: number; msPerQuery: number }> = {};
+    for (const mode of MODES) {
+      let ndcg = 0;
+      let recall = 0;
+      const t0 = performance.now();
+      for (const q of queries) {
+        const found = await call("POST", `/v1/rag/corpora/${corpusId}/search`, { query: q.text, top_k: TOP_K, search: mode });
+        const ranked: string[] = [];
+        for (const hit of found.data as { document_id: string }[]) {
+          const id = docOf.get(hit.document_id);
+          if (id && !ranked.includes(id)) ranked.push(id);
+        }
+        ndcg += ndcgAt(ranked, qrels.get(q._id)!, 10);
+        recall += recallAt(ranked, qrels.get(q._id)!, 100);
+      }
+      results[mode] = { ndcg10: ndcg / queries.length, recall100: recall / queries.length, msPerQuery: (performance.now() - t0) / queries.length };
+    }
+
+    const lines = [
+      `# ${args.set} through /search — ${args.model}, ${args.chunking} chunking`,
+      "",
+      `${docs.length} documents${docs.length < corpus.length ? ` of ${corpus.length} (subset: every judged document of the kept queries plus others)` : ""}, ${queries.length} queries; ingestion ${ingestS.toFixed(0)} s (${(docs.length / ingestS).toFixed(2)} documents/s${chunks ? `, ${chunks} chunks` : ""}).`,
+      "",
+      "| mode | nDCG@10 | recall@100 | ms/query | published |",
+      "|---|---|---|---|---|",
+      ...MODES.map((m) => `| ${m} | ${results[m]!.ndcg10.toFixed(3)} | ${results[m]!.recall100.toFixed(3)} | ${results[m]!.msPerQuery.toFixed(0)} | ${PUBLISHED[args.set]?.[m] ?? PUBLISHED[args.set]?.[`${m}:${args.model}`] ?? ""} |`),
+    ];
+    process.stdout.write(`${lines.join("\n")}\n`);
+    const out = path.join(REPO_ROOT, "bench", "results");
+    mkdirSync(out, { recursive: true });
+    writeFileSync(path.join(out, `beir-${args.set}-${args.model}-${Date.now()}.json`), JSON.stringify({ set: args.set, model: args.model, chunking: args.chunking, documents: docs.length, queries: queries.length, ingestS, results }, null, 2));
+  } finally {
+    await server.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
