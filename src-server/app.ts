@@ -47,6 +47,7 @@ import { embeddingsRoutes } from "./http/routes/embeddings-routes.js";
 import { modelsRoutes, type ModelDefaults } from "./http/routes/models-routes.js";
 import { sessionRoutes } from "./http/routes/session-routes.js";
 import { workbenchStatic } from "./http/workbench-static.js";
+import { refuseDeepJson } from "./http/json-body.js";
 
 export interface AppDeps {
   logger: Logger;
@@ -95,7 +96,7 @@ export function createApp(deps: AppDeps): Express {
   const admit = costly(deps.rateLimits);
   const trail = trailOf(deps.audit);
   // Only JSON bodies are parsed here; multipart uploads stream through their route untouched.
-  app.use(express.json({ limit: deps.http.maxJsonBodyBytes, strict: true }));
+  app.use(express.json({ limit: deps.http.maxJsonBodyBytes, strict: true, verify: refuseDeepJson }));
   app.use(corporaRoutes({ ...deps.rag, costly: admit, trail, audit: deps.audit }));
   app.use(modelAdminRoutes(deps.pulls));
   app.use(modelsRoutes(deps.registry, deps.modelDefaults, startedAt));

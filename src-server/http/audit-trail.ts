@@ -32,6 +32,14 @@ export function audited(audit: AuditService, type: AuditEventType, options: Audi
     const started = performance.now();
     res.locals.audit = { type, data: {} };
     res.on("close", () => {
+      // An event listener must never throw: the exception would take the process down.
+      try {
+        recordOnClose();
+      } catch (error) {
+        res.locals.log?.error({ err: error, type }, "audit entry could not be built");
+      }
+    });
+    const recordOnClose = () => {
       const trail = res.locals.audit;
       const principal = res.locals.principal;
       if (!trail || trail.done || !principal) return;
@@ -50,7 +58,7 @@ export function audited(audit: AuditService, type: AuditEventType, options: Audi
       if (refused) data.operation = type;
       const event = { type: refused ? ("rate_limit.rejected" as const) : type, workspaceId: trail.workspaceId ?? principal.workspaceId, actor: actorOf(principal), outcome: failed ? ("failure" as const) : ("success" as const), requestId: res.locals.requestId, data };
       recordSafely(audit, res, event, DURABLE.has(type));
-    });
+    };
     next();
   };
 }

@@ -17,6 +17,9 @@ describe("bad input", () => {
   const user = [{ role: "user", content: "Once upon a time" }];
   const cases: { name: string; route: string; body: unknown; status: number; code: string; param?: string }[] = [
     { name: "malformed JSON", route: "/v1/chat/completions", body: '{"messages": [', status: 400, code: "invalid_json" },
+    { name: "an array nested 20,000 deep", route: "/v1/chat/completions", body: "[".repeat(20_000) + "]".repeat(20_000), status: 400, code: "json_too_deep" },
+    { name: "messages nested 5,000 deep", route: "/v1/embeddings", body: `{"input":${"[".repeat(5000)}${"]".repeat(5000)}}`, status: 400, code: "json_too_deep" },
+    { name: "input nested 127 deep (within the limit, still not an input)", route: "/v1/embeddings", body: `{"input":${"[".repeat(127)}${"]".repeat(127)}}`, status: 400, code: "invalid_parameter", param: "input" },
     { name: "a JSON array body", route: "/v1/chat/completions", body: "[1,2]", status: 400, code: "invalid_body" },
     { name: "no body", route: "/v1/chat/completions", body: undefined, status: 400, code: "missing_body" },
     { name: "messages of the wrong type", route: "/v1/chat/completions", body: { messages: "hi" }, status: 400, code: "invalid_parameter", param: "messages" },

@@ -9,7 +9,7 @@ import type { RateLimitService } from "../../admin/rate-limit-service.js";
 import type { SessionService } from "../../admin/session-service.js";
 import { nowSeconds } from "../../ids.js";
 import { assertSameOrigin } from "../authenticate.js";
-import { jsonBody } from "../json-body.js";
+import { jsonBody, refuseDeepJson } from "../json-body.js";
 import { clearSessionCookie, readSessionCookie, setSessionCookie } from "../session-cookie.js";
 import { principalObject } from "../wire/admin-wire.js";
 import { actorOf, type AuditService } from "../../audit/audit-service.js";
@@ -19,7 +19,7 @@ const SignInSchema = z.object({ token: z.string().min(1).max(256) }).strict();
 
 export function sessionRoutes(sessions: SessionService, rate: RateLimitService, audit?: AuditService): Router {
   const router = Router();
-  router.post("/v1/session", express.json({ limit: 4096 }), (req, res) => {
+  router.post("/v1/session", express.json({ limit: 4096, verify: refuseDeepJson }), (req, res) => {
     assertSameOrigin(req);
     const { token } = jsonBody(req, SignInSchema);
     const started = sessions.signIn(token, req.get("user-agent") ?? "");
