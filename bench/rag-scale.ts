@@ -49,7 +49,7 @@ const chunks = new ChunkStore(db);
 new WorkspaceStore(db).insert({ id: "ws_default", name: "bench", createdAt: 0 });
 const keyring = new CorpusKeyring(new LocalKeyFileProvider(path.join(dir, "kek.bin")), corpora);
 const corpusId = newId("corp_");
-corpora.insert({ id: corpusId, workspaceId: "ws_default", name: "scale", chunking: "fixed", embeddingModel: "synthetic", dimensions: DIM, retentionDays: 30, metadata: {}, createdAt: 0, updatedAt: 0 }, await keyring.create(corpusId));
+corpora.insert({ id: corpusId, workspaceId: "ws_default", name: "scale", chunking: "fixed", embeddingModel: "synthetic", dimensions: DIM, embeddingPrompts: { query: "", document: "" }, rerankModel: null, retentionDays: 30, metadata: {}, createdAt: 0, updatedAt: 0 }, await keyring.create(corpusId));
 const cipher = await keyring.cipher(corpusId);
 
 const perDocument = 1000;

@@ -47,7 +47,7 @@ const EngineStatusSchema = z.object({
   backend: z.string(),
   gpu: z.union([z.string(), z.literal(false), z.null()]),
   threads: z.number(),
-  loadedModels: z.array(z.object({ id: z.string(), path: z.string().optional(), kinds: z.array(z.enum(["chat", "embedding"])), activeLeases: z.number() })),
+  loadedModels: z.array(z.object({ id: z.string(), path: z.string().optional(), kinds: z.array(z.enum(["chat", "embedding", "rerank"])), activeLeases: z.number() })),
 });
 
 export type ChildMessage =

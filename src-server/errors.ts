@@ -28,7 +28,9 @@ export type InputLocation =
   | { in: "responseFormat"; schema?: boolean }
   | { in: "tools"; tool: number }
   | { in: "toolChoice" }
-  | { in: "inputs"; index: number; count: number };
+  | { in: "inputs"; index: number; count: number }
+  /** Reranking: the query (the documents are `inputs`). */
+  | { in: "query" };
 
 export interface ServiceErrorOptions {
   /** Stable snake_case code clients can branch on, e.g. `model_not_found`. */

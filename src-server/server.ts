@@ -31,6 +31,7 @@ import { LlamaEngine } from "./engine/llama-engine.js";
 import type { InferenceEngine } from "./engine/types.js";
 import { ChatService } from "./inference/chat-service.js";
 import { EmbeddingsService } from "./inference/embeddings-service.js";
+import { RerankService } from "./inference/rerank-service.js";
 import { loadCatalog } from "./models/catalog.js";
 import { ModelRegistry } from "./models/model-registry.js";
 import { QueryService } from "./rag/answer/query-service.js";
@@ -40,6 +41,7 @@ import { DataKeyring } from "./security/data-keyring.js";
 import { ConversationStore } from "./store/conversation-store.js";
 import { CorpusEvents } from "./rag/corpus-events.js";
 import { CorpusService } from "./rag/corpus-service.js";
+import { embeddingPromptsFor } from "./models/embedding-prompts.js";
 import { DocumentService } from "./rag/document-service.js";
 import { Indexer } from "./rag/indexer.js";
 import { CorpusIndexes } from "./rag/retrieval/corpus-indexes.js";
@@ -87,6 +89,7 @@ export interface Services {
   sessions: SessionService;
   chat: ChatService;
   embeddings: EmbeddingsService;
+  rerank: RerankService;
   corpora: CorpusService;
   documents: DocumentService;
   queries: QueryService;
@@ -164,7 +167,7 @@ export async function createServer(config: Config, options: ServerOptions): Prom
       ggufWorkerModule: options.workers?.ggufReader,
     });
     const engine = new LlamaEngine(
-      { gpu: config.engine.gpu, threads: config.engine.threads, idleUnloadSeconds: config.engine.idleUnloadSeconds, chat: config.chat, embeddings: config.embeddings },
+      { gpu: config.engine.gpu, threads: config.engine.threads, idleUnloadSeconds: config.engine.idleUnloadSeconds, chat: config.chat, embeddings: config.embeddings, rerank: { contexts: config.rerank.contexts } },
       logger,
     );
     resources.add(() => engine.close());
@@ -228,6 +231,7 @@ export async function createServer(config: Config, options: ServerOptions): Prom
       serviceAccounts,
       chat: new ChatService(registry, engine, config.models.defaultChat),
       embeddings: new EmbeddingsService(registry, engine, { defaultModel: config.models.defaultEmbedding, maxInputs: config.embeddings.maxInputs }),
+      rerank: new RerankService(registry, engine, { defaultModel: config.models.defaultRerank, maxDocuments: config.rerank.maxDocuments }),
       ...rag.services,
     };
     const app = createApp({
@@ -235,10 +239,11 @@ export async function createServer(config: Config, options: ServerOptions): Prom
       admin,
       sessions,
       registry,
-      modelDefaults: { chat: config.models.defaultChat, embedding: config.models.defaultEmbedding },
+      modelDefaults: { chat: config.models.defaultChat, embedding: config.models.defaultEmbedding, rerank: config.models.defaultRerank ?? "" },
       engine,
       chat: services.chat,
       embeddings: services.embeddings,
+      rerank: services.rerank,
       conversations,
       pulls,
       rateLimits,
@@ -393,7 +398,7 @@ function composeRag(config: Config, db: Database, registry: ModelRegistry, engin
       logger.info({ tombstones: result.tombstones.map((t) => t.id), keysDestroyed: result.keysDestroyed }, "purged expired tombstones");
     },
   });
-  const corpora = new CorpusService({ corpora: corpusStore, keyring, tombstones, indexes, events, registry, defaultEmbeddingModel: config.models.defaultEmbedding });
+  const corpora = new CorpusService({ corpora: corpusStore, keyring, tombstones, indexes, events, registry, defaultEmbeddingModel: config.models.defaultEmbedding, promptsFor: (model) => embeddingPromptsFor(model, config.models.embeddingPrompts) });
   const indexer = new Indexer(
     { corpora: corpusStore, documents: documentStore, chunks: chunkStore, blobs, keyring, indexes, events, registry, engine, logger },
     {

@@ -352,6 +352,15 @@ def build_random_1024(ctx: BuildContext, out: Path) -> None:
                  "random_bert_gguf.py")
 
 
+def build_random_rerank(ctx: BuildContext, out: Path) -> None:
+    """Seeded random BERT cross-encoder (rank pooling, cls head) reusing the all-MiniLM-L6-v2 tokenizer."""
+    tokenizer_source = ctx.outputs["all-minilm-l6-v2"]
+    if not tokenizer_source.is_file():
+        raise PrepareError(f"{tokenizer_source} must be built before the random reranker")
+    ctx.run_tool([str(BUILDERS_DIR / "random_rerank_gguf.py"), str(tokenizer_source), str(out)],
+                 "random_rerank_gguf.py")
+
+
 # --------------------------------------------------------------------------
 # Recipes
 # --------------------------------------------------------------------------
@@ -362,7 +371,7 @@ class Recipe:
 
     id: str
     filename: str
-    type: str                      # "chat" | "embedding"
+    type: str                      # "chat" | "embedding" | "rerank"
     dimensions: Optional[int]
     source: str
     license: str
@@ -420,6 +429,20 @@ RECIPES: tuple[Recipe, ...] = (
         license="Apache-2.0 (tokenizer vocabulary from all-MiniLM-L6-v2; weights are random)",
         inputs=(),
         build=build_random_1024,
+        needs_venv=True,
+    ),
+    Recipe(
+        id="rerank-random",
+        filename="random-rerank-128-f16.gguf",
+        type="rerank",
+        dimensions=None,
+        source="randomly initialised 2-layer BERT cross-encoder (hidden 128, rank pooling, cls head; "
+               "seed 4242) written by builders/random_rerank_gguf.py with PyPI gguf 0.19.0, "
+               "all-MiniLM-L6-v2 WordPiece tokenizer; exercises the reranking path only, "
+               "scores carry no meaning",
+        license="Apache-2.0 (tokenizer vocabulary from all-MiniLM-L6-v2; weights are random)",
+        inputs=(),
+        build=build_random_rerank,
         needs_venv=True,
     ),
     Recipe(

@@ -5,7 +5,7 @@ import type { Citation } from "../api/contract.js";
 import { json, renderWithApp } from "../test-utils/render.js";
 import { ChatPage } from "./ChatPage.js";
 
-const citation: Citation = { index: 1, document_id: "doc_1", chunk_id: "chk_1", filename: "laporan.md", text: "Seramai 1,200 mangsa dipindahkan.", score: 0.8, page: null, page_start: null, page_end: null, metadata: {}, cited: true };
+const citation: Citation = { index: 1, document_id: "doc_1", chunk_id: "chk_1", filename: "laporan.md", text: "Seramai 1,200 mangsa dipindahkan.", score: 0.8, page: null, page_start: null, page_end: null, heading_path: [], metadata: {}, cited: true, support: { page: null, start: 0, end: 33 } };
 const list = (data: unknown[]) => json({ object: "list", data, first_id: null, last_id: null, has_more: false });
 const conversation = { id: "conv_1", object: "conversation", title: "Banjir", corpus_id: "corp_1", message_count: 3, created_at: 1, updated_at: 1 };
 const message = (id: string, role: string, content: string, extra: object = {}) => ({ id, object: "conversation.message", role, content, citations: null, grounded: null, model: null, stopped: false, created_at: 1, ...extra });

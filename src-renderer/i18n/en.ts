@@ -232,6 +232,7 @@ export const en = {
   "models.dimensions": "{n} dimensions",
   "models.type.chat": "Chat",
   "models.type.embedding": "Embedding",
+  "models.type.rerank": "Reranker",
   "models.loaded": "Loaded",
   "models.notLoaded": "Not loaded",
   "models.reveal": "Show in folder",

@@ -234,6 +234,7 @@ export const ms: Record<MessageKey, string> = {
   "models.dimensions": "{n} dimensi",
   "models.type.chat": "Sembang",
   "models.type.embedding": "Benaman",
+  "models.type.rerank": "Penyusun semula",
   "models.loaded": "Dimuatkan",
   "models.notLoaded": "Tidak dimuatkan",
   "models.reveal": "Tunjukkan dalam folder",

@@ -37,7 +37,7 @@ export function CatalogSection({ pulls, pullsAvailable }: { pulls: ModelPull[]; 
             <li key={m.id} className="catalog-card card">
               <div className="row">
                 <h3 className="catalog-name">{m.name}</h3>
-                <StatusBadge tone={m.type === "chat" ? "info" : "neutral"}>{m.type === "chat" ? t("models.type.chat") : t("models.type.embedding")}</StatusBadge>
+                <StatusBadge tone={m.type === "chat" ? "info" : "neutral"}>{t(`models.type.${m.type}`)}</StatusBadge>
               </div>
               <p className="catalog-desc">{m.description}</p>
               <p className="model-facts">

@@ -52,7 +52,7 @@ export function ModelTable({ models, health }: { models: Model[]; health: Health
                     </div>
                     {aliases.length > 0 && <p className="model-aliases">{t("models.aliases", { list: aliases.join(", ") })}</p>}
                   </td>
-                  <td>{m.type === "chat" ? t("models.type.chat") : t("models.type.embedding")}</td>
+                  <td>{t(`models.type.${m.type}`)}</td>
                   <td>
                     <p className="model-facts">
                       {m.backing.architecture} · {m.backing.parameters}

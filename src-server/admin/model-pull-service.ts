@@ -13,7 +13,8 @@ import { asError, conflict, invalidRequest, isAbortError, notFound, ServiceError
 import { newId, nowSeconds } from "../ids.js";
 import type { CatalogModel } from "../models/catalog.js";
 import type { FetchOptions, FetchProgress, PipSettings } from "../models/model-fetcher.js";
-import { ModelConfigError, type ModelEntry, type ModelRegistry } from "../models/model-registry.js";
+import type { ModelType } from "../models/gguf-summary.js";
+import { ModelConfigError, ModelTypeMismatchError, type ModelEntry, type ModelRegistry } from "../models/model-registry.js";
 import type { ModelFileStore } from "../store/model-file-store.js";
 import type { AdminService } from "./admin-service.js";
 
@@ -134,8 +135,12 @@ export class ModelPullService {
     return () => this.events.off("pull", listener);
   }
 
-  /** Uses a GGUF file already on this machine, now and after restarts. */
-  async registerFile(principal: Principal, file: string, id?: string): Promise<ModelEntry> {
+  /**
+   * Uses a GGUF file already on this machine, now and after restarts. `type`, when given,
+   * must be what the file can do (400 `model_type_mismatch`, e.g. `rerank` for a file
+   * without a classification head).
+   */
+  async registerFile(principal: Principal, file: string, id?: string, type?: ModelType): Promise<ModelEntry> {
     this.deps.admin.require(principal, "workspaces.manage");
     if (!path.isAbsolute(file)) throw invalidRequest("give the file's absolute path on the machine running Pustaka", "invalid_path", "path");
     if (path.extname(file).toLowerCase() !== ".gguf") throw invalidRequest("the file must be a GGUF model (.gguf)", "unsupported_model_file", "path");
@@ -143,8 +148,9 @@ export class ModelPullService {
     if (!info?.isFile()) throw notFound(`no file at ${file}`, "file_not_found", "path");
     let entry: ModelEntry;
     try {
-      entry = await this.deps.registry.addFile(path.resolve(file), { id, origin: "binding" });
+      entry = await this.deps.registry.addFile(path.resolve(file), { id, origin: "binding", ...(type ? { type } : {}) });
     } catch (error) {
+      if (error instanceof ModelTypeMismatchError) throw invalidRequest(error.message, "model_type_mismatch", type ? "type" : "path");
       if (error instanceof ModelConfigError) throw invalidRequest(error.message, /already in use/.test(error.message) ? "model_id_taken" : "unreadable_model_file", /id/.test(error.message) ? "id" : "path");
       throw error;
     }
@@ -176,11 +182,13 @@ export class ModelPullService {
       }
       const e = asError(error) as Error & { code?: unknown };
       const failure =
-        e.name === "StarterFetchError"
-          ? { code: String(e.code), message: e.message }
-          : e.name === "DownloadError"
-            ? { code: /checksum/.test(e.message) ? "checksum_mismatch" : "download_failed", message: e.message }
-            : { code: "download_failed", message: `the download was interrupted (${e.message}); pull again to resume where it stopped` };
+        e instanceof ModelTypeMismatchError
+          ? { code: "model_type_mismatch", message: e.message }
+          : e.name === "StarterFetchError"
+            ? { code: String(e.code), message: e.message }
+            : e.name === "DownloadError"
+              ? { code: /checksum/.test(e.message) ? "checksum_mismatch" : "download_failed", message: e.message }
+              : { code: "download_failed", message: `the download was interrupted (${e.message}); pull again to resume where it stopped` };
       this.deps.onWarning?.(`model pull ${pull.id} failed: ${failure.message}`);
       this.update(pull, { status: "failed", stage: "failed", error: failure, finishedAt: nowSeconds() });
     }

@@ -26,6 +26,7 @@ export const INSTANCE_CHAIN = "instance";
 export type AuditEventType =
   | "chat.completion"
   | "embeddings.create"
+  | "rerank.create"
   | "document.upload"
   | "rag.query"
   | "rag.search"

@@ -36,7 +36,7 @@ export interface Health {
     gpu: string | false | null;
     threads: number;
     /** Loaded models by id (no file paths: `/healthz` needs no credential). */
-    loadedModels: { id: string; kinds: ("chat" | "embedding")[]; activeLeases: number }[];
+    loadedModels: { id: string; kinds: ("chat" | "embedding" | "rerank")[]; activeLeases: number }[];
   };
 }
 

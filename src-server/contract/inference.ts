@@ -57,6 +57,40 @@ export interface ChatCompletionChunk {
   usage?: Usage | null;
 }
 
+/**
+ * `POST /v1/rerank` (= `/v1/reranking`, `/rerank`, `/reranking`): the request shape shared by
+ * llama.cpp's server, Jina and Cohere.
+ */
+export interface RerankRequest {
+  /** A `rerank` model; default: the configured default reranker, else the only one installed. */
+  model?: string;
+  query: string;
+  /** 1–1000 texts; Jina/Cohere v1 style `{ text }` objects are accepted too. */
+  documents: (string | { text: string })[];
+  /** Results to return, best first; larger than the documents is clamped. Default: all. */
+  top_n?: number;
+  /** Echo each document's text in its result as `document.text`. Default false. */
+  return_documents?: boolean;
+}
+
+export interface RerankResult {
+  /** Position of the document in the request. */
+  index: number;
+  /** The model's probability that the document is relevant, 0–1. */
+  relevance_score: number;
+  document?: { text: string };
+}
+
+export interface RerankResponse {
+  /** `rerank-…`, one per response (Cohere's `id`). */
+  id: string;
+  object: "list";
+  model: string;
+  /** Sorted by `relevance_score`, highest first; ties keep request order. */
+  results: RerankResult[];
+  usage: { prompt_tokens: number; total_tokens: number };
+}
+
 export interface EmbeddingList {
   object: "list";
   data: { object: "embedding"; index: number; embedding: number[] | string }[];

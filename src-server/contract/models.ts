@@ -1,6 +1,7 @@
 /** The API contract: models (OpenAI's model objects plus what really serves them). Types only. */
 
-export type ModelType = "chat" | "embedding";
+/** `rerank`: a cross-encoder that scores query–document pairs (`POST /v1/rerank`). */
+export type ModelType = "chat" | "embedding" | "rerank";
 
 export interface Model {
   /** The name asked for: a canonical id or an alias. */
@@ -97,4 +98,10 @@ export interface RegisterModelFileRequest {
   path: string;
   /** The id to list it under; default: from the file name. */
   id?: string;
+  /**
+   * What the file is meant to be; it must agree with what the GGUF can do (a `rerank`
+   * model needs a classification head) or the request fails with `model_type_mismatch`.
+   * Default: decided from the file.
+   */
+  type?: ModelType;
 }

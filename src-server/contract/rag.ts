@@ -22,6 +22,10 @@ export interface Corpus {
   chunking: ChunkingStrategy;
   embedding_model: string;
   dimensions: number;
+  /** What the chunks were embedded with and what queries get (e.g. multilingual-e5's `query: ` / `passage: `). */
+  embedding_prompts: { query: string; document: string };
+  /** The reranker its queries use unless they say otherwise (null: none). */
+  rerank_model: string | null;
   status: CorpusStatus;
   document_counts: DocumentCounts;
   chunk_count: number;
@@ -36,12 +40,16 @@ export interface CreateCorpusRequest {
   name: string;
   chunking?: ChunkingStrategy;
   embedding_model?: string;
+  /** Overrides the prompts the model wants (default: from the catalog or the model family). */
+  embedding_prompts?: { query: string; document: string };
+  rerank_model?: string | null;
   retention_days?: number;
   metadata?: Record<string, string>;
 }
 
 export interface PatchCorpusRequest {
   name?: string;
+  rerank_model?: string | null;
   retention_days?: number;
   metadata?: Record<string, string>;
 }
@@ -131,6 +139,12 @@ export interface UploadResult {
 }
 
 /** Events of `GET /v1/rag/corpora/{id}/events` (SSE `data:` payloads). */
+/** The last event of `GET …/events?until=ready` (`event: end`): the corpus is ready, every document failed, or it was deleted. */
+export interface CorpusEventsEnd {
+  object: "rag.corpus.events.end";
+  reason: "ready" | "failed" | "deleted";
+}
+
 export type CorpusEvent =
   | { object: "rag.corpus.snapshot"; corpus: Corpus }
   | { object: "rag.corpus.deleted"; id: string }
@@ -152,13 +166,41 @@ export interface Citation {
   filename: string;
   text: string;
   score: number;
-  /** First page of the passage (PDF), kept for older clients; see `page_start`/`page_end`. */
+  /**
+   * The page to open (PDF): the page of the passage that supports the answer
+   * (`support.page`) when there is one, else the passage's first page (`page_start`).
+   */
   page: number | null;
+  /** First and last page the passage spans (PDF); null for formats without pages. */
   page_start: number | null;
   page_end: number | null;
+  /** Enclosing headings of the passage, outermost first. */
+  heading_path: string[];
   metadata: Record<string, unknown>;
-  /** Whether the answer cites this source. */
+  /** Whether the answer uses this source: a `[n]` marker names it or a sentence rests on it. */
   cited: boolean;
+  /** Where in `text` the source supports the answer; null when it supports nothing (and in search results). */
+  support: CitationSupport | null;
+}
+
+/** The passage of a citation's text that supports the answer. */
+export interface CitationSupport {
+  /** Page the passage begins on (PDF); null for formats without pages. */
+  page: number | null;
+  /** Character offsets into the citation's `text` (UTF-16 code units, end exclusive). */
+  start: number;
+  end: number;
+}
+
+/** A sentence of an answer and the sources that support it. */
+export interface AnswerSentence {
+  /** Character offsets into `answer` (UTF-16 code units, end exclusive), the sentence's own `[n]` markers included. */
+  start: number;
+  end: number;
+  /** `index` of each citation that supports the sentence (those its markers name when none does), ascending. */
+  citations: number[];
+  /** False when no cited source holds what the sentence says (flag it to the reader). */
+  supported: boolean;
 }
 
 export interface QueryRequest {
@@ -171,7 +213,18 @@ export interface QueryRequest {
   max_tokens?: number;
   filter?: Record<string, string | number | boolean>;
   search?: SearchMode;
+  fusion?: FusionOption;
+  rerank?: RerankOption;
 }
+
+/** Hybrid fusion for one request: method and the vector signal's weight (0–1). */
+export interface FusionOption {
+  method?: "convex" | "dbsf" | "rrf";
+  vector_weight?: number;
+}
+
+/** `true`: the corpus's reranker; `false`: none; or a rerank model and how many fused candidates it rescores. */
+export type RerankOption = boolean | { model?: string; candidates?: number };
 
 export interface Answer {
   id: string;
@@ -182,6 +235,8 @@ export interface Answer {
   /** False when the corpus holds nothing relevant and the answer says so. */
   grounded: boolean;
   citations: Citation[];
+  /** The answer's sentences and their sources; empty when `grounded` is false. */
+  sentences: AnswerSentence[];
   usage: Usage;
   finish_reason: FinishReason;
   created_at: number;
@@ -190,21 +245,44 @@ export interface Answer {
 /** Events of a streamed query: deltas, then one citations event that ends the stream (or an error). */
 export type AnswerStreamEvent =
   | { object: "rag.answer.delta"; id: string; delta: string }
-  | { object: "rag.answer.citations"; id: string; grounded: boolean; citations: Citation[]; usage: Usage; finish_reason: FinishReason };
+  | { object: "rag.answer.citations"; id: string; grounded: boolean; citations: Citation[]; sentences: AnswerSentence[]; usage: Usage; finish_reason: FinishReason };
 
 export interface SearchRequest {
+  /** `question` is accepted as its alias. */
   query: string;
   top_k?: number;
   filter?: Record<string, string | number | boolean>;
   search?: SearchMode;
+  fusion?: FusionOption;
+  rerank?: RerankOption;
 }
 
 export interface SearchResult {
   object: "list";
-  data: (Citation & { heading_path: string[] })[];
+  /** Retrieved passages; `cited` is false and `support` null (there is no answer). */
+  data: Citation[];
   /** False when nothing in the corpus is close enough to the query. */
   relevant: boolean;
   best_similarity: number | null;
+  /** What the relevance decision was made from (see the README's "Not in the corpus"). */
+  evidence: RelevanceEvidence;
+  /** The rerank model that ordered `data` (its scores are then `score`), or null. */
+  reranked_by: string | null;
+}
+
+export interface RelevanceEvidence {
+  /** Cosine similarity of the closest chunk (null in keyword mode). */
+  best_similarity: number | null;
+  /** The closest chunk's similarity minus the mean of the 20 closest. */
+  similarity_gap: number | null;
+  /** IDF-weighted share of the query's words found in the best single result (null: no words to match). */
+  keyword_coverage: number | null;
+  /** IDF-weighted share of the query's words that no passage of the corpus contains. */
+  unknown_term_share: number | null;
+  /** How rare (0–1) the rarest query word is that no result contains. */
+  missing_max_idf: number | null;
+  /** The reranker's score (0–1) of the best passage, when a reranker ordered them. */
+  rerank_score: number | null;
 }
 
 /** `GET /v1/rag/corpora/{id}/chunks/{chunk_id}`: a cited passage with the text around it. */

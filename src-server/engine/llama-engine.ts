@@ -9,7 +9,8 @@ import type { ModelEntry } from "../models/model-registry.js";
 import { startChatRun } from "./chat-run.js";
 import { embedInputs } from "./embed-inputs.js";
 import { LoadedModel } from "./loaded-model.js";
-import type { ChatGenerationInput, ChatRun, EmbeddingResult, EngineStatus, InferenceEngine, TokenizerLease } from "./types.js";
+import { rankDocuments } from "./rank-documents.js";
+import type { ChatGenerationInput, ChatRun, EmbeddingResult, EngineStatus, InferenceEngine, RerankScores, TokenizerLease } from "./types.js";
 
 export interface LlamaEngineOptions {
   gpu: "auto" | "cpu";
@@ -19,6 +20,8 @@ export interface LlamaEngineOptions {
   idleUnloadSeconds: number;
   chat: { contextSize: number; sequences: number; maxQueued: number };
   embeddings: { contexts: number };
+  /** Ranking contexts per reranker working in parallel (each gets threads/contexts threads). */
+  rerank: { contexts: number };
 }
 
 export class LlamaEngine implements InferenceEngine {
@@ -76,6 +79,15 @@ export class LlamaEngine implements InferenceEngine {
     const { loaded, release } = await this.acquire(entry);
     try {
       return await embedInputs(await loaded.embedder(), loaded.model, inputs, signal);
+    } finally {
+      release();
+    }
+  }
+
+  async rerank(entry: ModelEntry, query: string, documents: string[], signal: AbortSignal): Promise<RerankScores> {
+    const { loaded, release } = await this.acquire(entry);
+    try {
+      return await rankDocuments(await loaded.ranker(), loaded.model, query, documents, signal);
     } finally {
       release();
     }
@@ -152,6 +164,7 @@ export class LlamaEngine implements InferenceEngine {
       threads,
       chat: this.options.chat,
       embeddings: { contexts: this.options.embeddings.contexts, maxQueued: Number.MAX_SAFE_INTEGER },
+      rerank: { contexts: this.options.rerank.contexts, maxQueued: Number.MAX_SAFE_INTEGER },
     });
   }
 

@@ -1,16 +1,20 @@
 /**
  * A model in memory and the contexts created for it on demand: one chat context with
- * several sequences, and a small pool of embedding contexts.
+ * several sequences, a small pool of embedding contexts, and a small pool of ranking
+ * contexts (rerankers).
  */
-import { resolveChatWrapper, type Llama, type LlamaContextSequence, type LlamaEmbeddingContext, type LlamaModel } from "node-llama-cpp";
+import { resolveChatWrapper, type Llama, type LlamaContextSequence, type LlamaEmbeddingContext, type LlamaModel, type LlamaRankingContext } from "node-llama-cpp";
+import { invalidRequest } from "../errors.js";
 import type { ModelEntry } from "../models/model-registry.js";
 import type { ChatSlot } from "./chat-run.js";
 import { LeasePool } from "./lease-pool.js";
+import type { ModelKind } from "./types.js";
 
 export interface LoadedModelOptions {
   threads: number;
   chat: { contextSize: number; sequences: number; maxQueued: number };
   embeddings: { contexts: number; maxQueued: number };
+  rerank: { contexts: number; maxQueued: number };
 }
 
 export interface EmbedSlot {
@@ -21,12 +25,26 @@ export interface EmbedSlot {
   contextSize: number;
 }
 
+export interface RankSlot {
+  pool: LeasePool<LlamaRankingContext>;
+  /** Contexts in the pool. */
+  size: number;
+  /** Tokens one query–document pair may take (longer documents are read in windows). */
+  contextSize: number;
+  /**
+   * Tokens `query` + `document` take as the model reads them (special tokens, template).
+   * Pure tokenisation: callable while the contexts are busy.
+   */
+  inputLength(query: string, document: string): number;
+}
+
 export class LoadedModel {
   /** Runs and requests currently holding the model. */
   activeLeases = 0;
   lastUsedAt = Date.now();
   private chatSlot: Promise<ChatSlot> | undefined;
   private embedSlot: Promise<EmbedSlot> | undefined;
+  private rankSlot: Promise<RankSlot> | undefined;
   private readonly disposers: (() => Promise<void>)[] = [];
 
   constructor(
@@ -36,8 +54,8 @@ export class LoadedModel {
     private readonly options: LoadedModelOptions,
   ) {}
 
-  get kinds(): ("chat" | "embedding")[] {
-    return [...(this.chatSlot ? ["chat" as const] : []), ...(this.embedSlot ? ["embedding" as const] : [])];
+  get kinds(): ModelKind[] {
+    return [...(this.chatSlot ? ["chat" as const] : []), ...(this.embedSlot ? ["embedding" as const] : []), ...(this.rankSlot ? ["rerank" as const] : [])];
   }
 
   /** The chat context, created on first use. */
@@ -56,6 +74,15 @@ export class LoadedModel {
       throw error;
     });
     return this.embedSlot;
+  }
+
+  /** The ranking contexts, created on first use (400 `model_not_rerank` when llama.cpp cannot rank with the model). */
+  ranker(): Promise<RankSlot> {
+    this.rankSlot ??= this.createRankSlot().catch((error: unknown) => {
+      this.rankSlot = undefined;
+      throw error;
+    });
+    return this.rankSlot;
   }
 
   /** Set as soon as disposal starts; a disposed model must not be leased. */
@@ -96,5 +123,29 @@ export class LoadedModel {
       for (const context of created) await context.dispose();
     });
     return { pool, size: created.length, contextSize };
+  }
+
+  private async createRankSlot(): Promise<RankSlot> {
+    if (!this.model.fileInsights.supportsRanking) {
+      throw invalidRequest(`'${this.entry.id}' cannot rank documents: its GGUF has no classification head (cls.weight or cls.output.weight)`, "model_not_rerank", "model");
+    }
+    const { contexts, maxQueued } = this.options.rerank;
+    const threads = Math.max(1, Math.floor(this.options.threads / contexts));
+    const contextSize = Math.min(this.model.trainContextSize, 8192);
+    const created: LlamaRankingContext[] = [];
+    try {
+      // A cross-encoder reads the whole pair in one pass (no causal mask): the batch must hold a full context.
+      for (let i = 0; i < contexts; i++) created.push(await this.model.createRankingContext({ contextSize, batchSize: contextSize, threads }));
+    } catch (error) {
+      for (const context of created) await context.dispose();
+      throw error;
+    }
+    const pool = new LeasePool(created, maxQueued, "ranking context");
+    this.disposers.push(async () => {
+      pool.close();
+      for (const context of created) await context.dispose();
+    });
+    const measure = created[0]!;
+    return { pool, size: created.length, contextSize: measure.contextSize, inputLength: (query, document) => measure.calculateInputLength(query, document) };
   }
 }

@@ -79,6 +79,19 @@ export interface EmbeddingResult {
   promptTokens: number;
 }
 
+export interface RerankScores {
+  /** One probability (0–1) per document, in document order; 0 for a document with no tokens. */
+  scores: number[];
+  /**
+   * Tokens of every query–document pair as the model reads it (special tokens included;
+   * a document longer than the context, read in overlapping windows, counts once).
+   */
+  promptTokens: number;
+}
+
+/** What a loaded model is serving: a context of each kind created on first use. */
+export type ModelKind = "chat" | "embedding" | "rerank";
+
 export interface TokenizerLease {
   /** Tokens of `text`, without the special tokens an embedding adds. */
   countTokens(text: string): number;
@@ -93,7 +106,7 @@ export interface EngineStatus {
   gpu: string | false | null;
   /** Threads per context; 0 = not decided yet (the physical cores, once llama.cpp starts). */
   threads: number;
-  loadedModels: { id: string; path: string; kinds: ("chat" | "embedding")[]; activeLeases: number }[];
+  loadedModels: { id: string; path: string; kinds: ModelKind[]; activeLeases: number }[];
 }
 
 export interface InferenceEngine {
@@ -106,6 +119,13 @@ export interface InferenceEngine {
   startChat(model: ModelEntry, input: ChatGenerationInput, signal: AbortSignal): Promise<ChatRun>;
   /** Embeds every input with `model` (400 `context_length_exceeded` for an input too long). */
   embed(model: ModelEntry, inputs: string[], signal: AbortSignal): Promise<EmbeddingResult>;
+  /**
+   * Scores each document's relevance to `query` with a reranking model (a cross-encoder).
+   * A document longer than the context is read in overlapping windows and gets its best
+   * window's score; a query too long to leave room for a document is 400
+   * `context_length_exceeded`; a model llama.cpp cannot rank with is 400 `model_not_rerank`.
+   */
+  rerank(model: ModelEntry, query: string, documents: string[], signal: AbortSignal): Promise<RerankScores>;
   /** Tokens of `text` with the model's own tokenizer (loads the model). */
   countTokens(model: ModelEntry, text: string): Promise<number>;
   /** The model's tokenizer for many synchronous counts (chunking); the model stays loaded until `release`. */

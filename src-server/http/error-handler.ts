@@ -44,6 +44,8 @@ export function openAiParam(location: InputLocation): string {
       return "tool_choice";
     case "inputs":
       return location.count === 1 ? "input" : `input.${location.index}`;
+    case "query":
+      return "query";
   }
 }
 

@@ -33,7 +33,7 @@ export class ChatService {
     const model = modelName ?? this.registry.defaultName("chat", this.defaultModel);
     const entry = this.registry.resolve(model);
     if (entry.type !== "chat") {
-      throw invalidRequest(`'${model}' is an embedding model (${entry.gguf.architecture}); it cannot generate chat completions`, "model_not_supported", "model");
+      throw invalidRequest(`'${model}' is ${entry.type === "embedding" ? "an embedding" : `a ${entry.type}`} model (${entry.gguf.architecture}); it cannot generate chat completions`, "model_not_supported", "model");
     }
     const run = await this.engine.startChat(entry, input, signal);
     return { model, entry, run };

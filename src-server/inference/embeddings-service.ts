@@ -1,6 +1,7 @@
 /**
  * Embeddings: any model llama.cpp can embed with (embedding models, and chat models as
- * Ollama allows), one unit vector per input.
+ * Ollama allows), one unit vector per input. Rerankers are refused: their pooling yields
+ * a relevance score, not a vector.
  */
 import type { EmbeddingResult, InferenceEngine } from "../engine/types.js";
 import { invalidRequest } from "../errors.js";
@@ -20,8 +21,8 @@ export class EmbeddingsService {
 
   /** Tokens the inputs take with the model's own tokenizer (two more each: the special tokens an embedding adds). */
   async countTokens(modelName: string | undefined, inputs: string[]): Promise<number> {
-    const model = modelName ?? this.registry.defaultName("embedding", this.options.defaultModel);
-    const tokenizer = await this.engine.acquireTokenizer(this.registry.resolve(model));
+    const { entry } = this.resolve(modelName);
+    const tokenizer = await this.engine.acquireTokenizer(entry);
     try {
       return inputs.reduce((n, text) => n + tokenizer.countTokens(text) + 2, 0);
     } finally {
@@ -30,8 +31,7 @@ export class EmbeddingsService {
   }
 
   async embed(modelName: string | undefined, inputs: string[], signal: AbortSignal, dimensions?: number): Promise<EmbeddingsOutput> {
-    const model = modelName ?? this.registry.defaultName("embedding", this.options.defaultModel);
-    const entry = this.registry.resolve(model);
+    const { model, entry } = this.resolve(modelName);
     if (inputs.length > this.options.maxInputs) {
       throw invalidRequest(`input has ${inputs.length} items; at most ${this.options.maxInputs} are allowed per request`, "too_many_inputs", "input");
     }
@@ -41,5 +41,15 @@ export class EmbeddingsService {
     }
     const result = await this.engine.embed(entry, inputs, signal);
     return { ...result, model, entry };
+  }
+
+  /** The model named (or the default), refusing rerankers before anything is loaded. */
+  private resolve(modelName: string | undefined): { model: string; entry: ModelEntry } {
+    const model = modelName ?? this.registry.defaultName("embedding", this.options.defaultModel);
+    const entry = this.registry.resolve(model);
+    if (entry.type === "rerank") {
+      throw invalidRequest(`'${model}' is a rerank model: it scores query–document pairs (POST /v1/rerank) and produces no embeddings`, "model_not_supported", "model");
+    }
+    return { model, entry };
   }
 }

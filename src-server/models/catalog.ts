@@ -9,6 +9,9 @@ export const MODEL_ID = /^[a-z0-9][a-z0-9._:-]{0,127}$/;
 const modelId = z.string().regex(MODEL_ID, "model ids are lowercase letters, digits and . _ : -");
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/, "sha256 must be 64 lowercase hex digits");
 
+/** What a model does: chat, embeddings, or reranking (a cross-encoder with a classification head). */
+export const MODEL_TYPES = ["chat", "embedding", "rerank"] as const;
+
 const GGUF_FILENAME = z.string().regex(/^[A-Za-z0-9._-]+\.gguf$/, "filename must be a plain .gguf file name");
 
 const PipSourceSchema = z.object({
@@ -27,7 +30,7 @@ const PipSourceSchema = z.object({
 
 const CatalogModelSchema = z.object({
   id: modelId,
-  type: z.enum(["chat", "embedding"]),
+  type: z.enum(MODEL_TYPES),
   name: z.string(),
   description: z.string().default(""),
   languages: z.array(z.string()).default([]),
@@ -37,6 +40,8 @@ const CatalogModelSchema = z.object({
   quantization: z.string(),
   context_length: z.number().int().positive(),
   dimensions: z.number().int().positive().optional(),
+  /** Embedding models: text the model wants before queries and before indexed passages (its model card's retrieval instructions). */
+  prompts: z.object({ query: z.string().max(500), document: z.string().max(500) }).strict().optional(),
   /** Part of the starter pair: small models fetched through pip when nothing else is reachable. */
   starter: z.boolean().default(false),
   source: z.union([
@@ -60,7 +65,7 @@ const CatalogModelSchema = z.object({
 
 const CatalogAliasSchema = z.object({
   id: modelId,
-  type: z.enum(["chat", "embedding"]),
+  type: z.enum(MODEL_TYPES),
   target: modelId,
   /** Required embedding width of whatever the alias resolves to. */
   dimensions: z.number().int().positive().optional(),

@@ -6,7 +6,8 @@ import { stat } from "node:fs/promises";
 import { Worker } from "node:worker_threads";
 import { GgufFileType, readGgufFileInfo } from "node-llama-cpp";
 
-export type ModelType = "chat" | "embedding";
+/** `rerank`: a cross-encoder with a classification head that scores query–document pairs. */
+export type ModelType = "chat" | "embedding" | "rerank";
 
 export interface GgufSummary {
   path: string;
@@ -21,12 +22,36 @@ export interface GgufSummary {
   /** Parameter count from the tensor shapes. */
   parameters: number;
   quantization: string | null;
+  /**
+   * llama.cpp can rank query–document pairs with it: node-llama-cpp's own test
+   * (`fileInsights.supportsRanking`), made on the header alone.
+   */
+  supportsRanking: boolean;
 }
 
 /** Encoder architectures llama.cpp runs only as embedding models. */
 const ENCODER_ARCHITECTURES = new Set([
   "bert", "modern-bert", "nomic-bert", "nomic-bert-moe", "neo-bert", "jina-bert-v2", "jina-bert-v3", "eurobert", "t5encoder",
 ]);
+
+/** Architectures with both an encoder and a decoder: llama.cpp cannot rank with them. */
+const ENCODER_DECODER_ARCHITECTURES = new Set(["t5"]);
+
+/**
+ * Mirrors node-llama-cpp's `GgufInsights.supportsRanking`: a classification head
+ * (`cls.weight` or `cls.output.weight`, which llama.cpp's rank pooling reads) and a way to
+ * join query and document (a separator or end token, or a `chat_template.rerank`).
+ */
+function supportsRanking(architecture: string, tensorNames: Iterable<string>, tokenizer: Record<string, unknown> | undefined): boolean {
+  if (ENCODER_DECODER_ARCHITECTURES.has(architecture)) return false;
+  let head = false;
+  for (const name of tensorNames) if (name === "cls.weight" || name === "cls.output.weight") head = true;
+  if (!head) return false;
+  const ggml = (tokenizer?.ggml ?? {}) as Record<string, unknown>;
+  const template = tokenizer?.["chat_template.rerank"];
+  const validTemplate = typeof template === "string" && template.includes("{query}") && template.includes("{document}");
+  return ggml.seperator_token_id != null || ggml.eos_token_id != null || validTemplate;
+}
 
 /**
  * Vocabulary arrays (hundreds of thousands of entries for modern tokenizers): skipped,
@@ -41,21 +66,25 @@ export async function readGgufSummary(file: string): Promise<GgufSummary> {
   const architecture = general?.architecture ?? "unknown";
   const arch = (info.architectureMetadata ?? {}) as { context_length?: number; embedding_length?: number; pooling_type?: number };
   let parameters = 0;
-  for (const tensor of info.fullTensorInfo ?? info.tensorInfo ?? []) {
+  const tensors = info.fullTensorInfo ?? info.tensorInfo ?? [];
+  for (const tensor of tensors) {
     parameters += tensor.dimensions.reduce<number>((product, d) => product * Number(d), 1);
   }
   const isEncoder = ENCODER_ARCHITECTURES.has(architecture) || arch.pooling_type !== undefined;
+  const ranks = supportsRanking(architecture, tensors.map((t) => t.name), info.metadata.tokenizer);
   const fileType = general?.file_type;
   return {
     path: file,
     bytes: stats.size,
     name: general?.name ?? null,
     architecture,
-    type: isEncoder ? "embedding" : "chat",
+    // A classification head makes a reranker (bge-reranker, Qwen3-Reranker), whatever else it is.
+    type: ranks ? "rerank" : isEncoder ? "embedding" : "chat",
     contextLength: arch.context_length ?? null,
     embeddingLength: arch.embedding_length ?? null,
     parameters,
     quantization: fileType === undefined ? null : formatFileType(fileType),
+    supportsRanking: ranks,
   };
 }
 

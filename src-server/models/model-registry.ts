@@ -27,6 +27,27 @@ export class ModelConfigError extends Error {
   override name = "ModelConfigError";
 }
 
+/** A file that cannot be what it is declared to be (by the catalog or the caller), e.g. a `rerank` model without a classification head. */
+export class ModelTypeMismatchError extends ModelConfigError {
+  override name = "ModelTypeMismatchError";
+}
+
+/**
+ * Why `gguf` cannot serve as a `declared` model, or null. An explicit declaration (the
+ * caller's) must match exactly; a catalog's only where reranking is concerned, since
+ * nothing but a classification head lets llama.cpp rank.
+ */
+export function typeMismatch(declared: ModelType, gguf: GgufSummary, explicit: boolean): string | null {
+  if (declared === gguf.type) return null;
+  if (declared === "rerank") {
+    return `${gguf.path} is declared a rerank model, but llama.cpp cannot rank with it: it has no classification head (no cls.weight or cls.output.weight tensor, as a reranker converted from a *ForSequenceClassification checkpoint has); it reads as a ${gguf.type} model`;
+  }
+  if (gguf.type === "rerank") {
+    return `${gguf.path} is declared a ${declared} model, but it is a reranker (it has a classification head); it serves POST /v1/rerank only`;
+  }
+  return explicit ? `${gguf.path} is declared a ${declared} model, but it reads as a ${gguf.type} model (${gguf.architecture})` : null;
+}
+
 /** Turns a file name into an id: `Qwen2.5-7B-Instruct-Q4_K_M.gguf` → `qwen2.5-7b-instruct-q4_k_m`. */
 export function idFromFilename(file: string): string {
   return path
@@ -106,6 +127,8 @@ export class ModelRegistry {
       if (!result?.ok) throw new ModelConfigError(`cannot read model file ${file}: ${result?.error ?? "not read"}`);
       const gguf: GgufSummary = result.summary;
       const catalogModel = catalogById.get(id) ?? catalogByFile.get(path.basename(file).toLowerCase()) ?? null;
+      const problem = catalogModel ? typeMismatch(catalogModel.type, gguf, false) : null;
+      if (problem) throw new ModelTypeMismatchError(`${problem} (catalog model ${catalogModel?.id})`);
       const entry: ModelEntry = { id, type: gguf.type, aliases: [], gguf, catalog: catalogModel, origin };
       byPath.set(file, entry);
       taken.add(id);
@@ -158,14 +181,22 @@ export class ModelRegistry {
    * the header worker, named after its catalog entry or file name (or `id`), and given
    * the catalog aliases it can serve and that nothing else serves yet. A file already
    * registered is returned as it is. Throws `ModelConfigError` for an unreadable file
-   * or a taken id.
+   * or a taken id, and `ModelTypeMismatchError` when the file cannot be what `type` (or
+   * its catalog entry) declares, e.g. a `rerank` model without a classification head.
    */
-  async addFile(file: string, options: { id?: string; origin?: ModelEntry["origin"] } = {}): Promise<ModelEntry> {
+  async addFile(file: string, options: { id?: string; origin?: ModelEntry["origin"]; type?: ModelType } = {}): Promise<ModelEntry> {
     const existing = this.list.find((e) => e.gguf.path === file);
-    if (existing) return existing;
+    if (existing) {
+      const problem = options.type ? typeMismatch(options.type, existing.gguf, true) : null;
+      if (problem) throw new ModelTypeMismatchError(problem);
+      return existing;
+    }
     const [result] = await readGgufSummaries([file], this.ggufWorkerModule);
     if (!result?.ok) throw new ModelConfigError(`cannot read model file ${file}: ${result?.error ?? "not read"}`);
     const catalogModel = this.catalog.models.find((m) => m.source.filename.toLowerCase() === path.basename(file).toLowerCase()) ?? null;
+    const declared = options.type ?? catalogModel?.type;
+    const problem = declared ? typeMismatch(declared, result.summary, options.type !== undefined) : null;
+    if (problem) throw new ModelTypeMismatchError(catalogModel && !options.type ? `${problem} (catalog model ${catalogModel.id})` : problem);
     const taken = new Set(this.byName.keys());
     if (options.id !== undefined) {
       if (!MODEL_ID.test(options.id)) throw new ModelConfigError(`'${options.id}': ids are lowercase letters, digits and . _ : -`);
@@ -218,7 +249,10 @@ function aliasMismatch(alias: CatalogAlias, entry: ModelEntry): string | null {
     return `${alias.id} must resolve to a model with ${alias.dimensions}-dimension embeddings, but ${gguf.path} produces ${gguf.embeddingLength ?? "unknown"}`;
   }
   if (alias.type === "chat" && entry.type !== "chat") {
-    return `${alias.id} is a chat model alias, but ${gguf.path} is an embedding-only ${gguf.architecture} model`;
+    return `${alias.id} is a chat model alias, but ${gguf.path} is ${entry.type === "embedding" ? "an embedding-only" : `a ${entry.type}`} ${gguf.architecture} model`;
+  }
+  if ((alias.type === "rerank") !== (entry.type === "rerank")) {
+    return `${alias.id} is a ${alias.type} model alias, but ${gguf.path} is a ${entry.type} model`;
   }
   return null;
 }

@@ -1,9 +1,15 @@
 /** Seals and opens chunk content and vectors with the corpus cipher. */
 import type { DataCipher } from "../security/data-cipher.js";
+import type { PageBreak } from "./chunking/types.js";
 
 export interface ChunkContent {
   text: string;
   headingPath: string[];
+  /**
+   * Where each page begins inside `text` (`[offset, page]`, see `pageAt`). Absent for
+   * page-less formats and for chunks stored before it was recorded.
+   */
+  pageBreaks?: PageBreak[];
 }
 
 export function sealContent(cipher: DataCipher, chunkId: string, content: ChunkContent): Buffer {

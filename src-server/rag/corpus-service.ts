@@ -5,7 +5,8 @@
 import type { Principal } from "../domain/scopes.js";
 import { invalidRequest, notFound } from "../errors.js";
 import { newId, nowSeconds } from "../ids.js";
-import type { ModelRegistry } from "../models/model-registry.js";
+import type { EmbeddingPrompts } from "../domain/vocabulary.js";
+import type { ModelEntry, ModelRegistry } from "../models/model-registry.js";
 import type { CorpusKeyring } from "../security/corpus-keyring.js";
 import type { CorpusRecord, CorpusStore, DocumentCounts } from "../store/corpus-store.js";
 import type { Page, PageRequest } from "../store/pagination.js";
@@ -28,6 +29,10 @@ export interface CreateCorpusInput {
   chunking: ChunkingStrategy;
   /** Default: the server's default embedding model (see `ModelRegistry.defaultName`). */
   embeddingModel?: string | undefined;
+  /** Default: what the model wants (see `embeddingPromptsFor`). */
+  embeddingPrompts?: EmbeddingPrompts | undefined;
+  /** A `rerank` model its queries use by default (null or absent: none). */
+  rerankModel?: string | null | undefined;
   retentionDays: number;
   metadata: Record<string, string>;
 }
@@ -49,6 +54,8 @@ export interface CorpusServiceDeps {
   registry: ModelRegistry;
   /** The configured default embedding model (`svc-embed-1024`). */
   defaultEmbeddingModel: string;
+  /** The prompts a model wants before queries and passages (configuration, catalog, family). */
+  promptsFor: (model: ModelEntry) => EmbeddingPrompts;
 }
 
 export class CorpusService {
@@ -57,6 +64,9 @@ export class CorpusService {
   async create(principal: Principal, input: CreateCorpusInput): Promise<CorpusView> {
     const embeddingModel = input.embeddingModel ?? this.deps.registry.defaultName("embedding", this.deps.defaultEmbeddingModel);
     const model = this.deps.registry.resolve(embeddingModel, "embedding_model");
+    if (model.type !== "embedding") {
+      throw invalidRequest(`'${embeddingModel}' is a ${model.type} model; a corpus needs an embedding model (GET /v1/models lists each model's type)`, "model_not_embedding", "embedding_model");
+    }
     const dimensions = model.gguf.embeddingLength;
     if (!dimensions) throw invalidRequest(`'${embeddingModel}' does not say how wide its embeddings are`, "model_not_supported", "embedding_model");
     const now = nowSeconds();
@@ -67,6 +77,8 @@ export class CorpusService {
       chunking: input.chunking,
       embeddingModel,
       dimensions,
+      embeddingPrompts: input.embeddingPrompts ?? this.deps.promptsFor(model),
+      rerankModel: input.rerankModel ? this.rerankModel(input.rerankModel) : null,
       retentionDays: input.retentionDays,
       metadata: input.metadata,
       createdAt: now,
@@ -93,10 +105,20 @@ export class CorpusService {
     return { data: result.data.map((c) => this.view(c)), hasMore: result.hasMore };
   }
 
-  update(principal: Principal, id: string, patch: { name?: string | undefined; retentionDays?: number | undefined; metadata?: Record<string, string> | undefined }): CorpusView {
+  update(principal: Principal, id: string, patch: { name?: string | undefined; retentionDays?: number | undefined; metadata?: Record<string, string> | undefined; rerankModel?: string | null | undefined }): CorpusView {
     this.record(principal, id);
-    this.deps.corpora.update(id, patch, nowSeconds());
+    const { rerankModel, ...rest } = patch;
+    this.deps.corpora.update(id, { ...rest, ...(rerankModel !== undefined ? { rerankModel: rerankModel === null ? null : this.rerankModel(rerankModel) } : {}) }, nowSeconds());
     return this.get(principal, id);
+  }
+
+  /** `name` when it is a rerank model (404 unknown, 400 `model_not_rerank` for another type). */
+  private rerankModel(name: string): string {
+    const model = this.deps.registry.resolve(name, "rerank_model");
+    if (model.type !== "rerank") {
+      throw invalidRequest(`'${name}' is a ${model.type} model; a corpus's reranker must be a rerank model (a cross-encoder; GET /v1/models lists each model's type)`, "model_not_rerank", "rerank_model");
+    }
+    return name;
   }
 
   /**

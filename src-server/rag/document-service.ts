@@ -9,7 +9,7 @@ import type { Principal } from "../domain/scopes.js";
 import { notFound } from "../errors.js";
 import { newId, nowSeconds } from "../ids.js";
 import type { EncryptedBlobStore } from "../security/encrypted-blob-store.js";
-import type { DocumentRecord, DocumentStore } from "../store/document-store.js";
+import type { DocumentRecord, DocumentStatus, DocumentStore } from "../store/document-store.js";
 import type { Page, PageRequest } from "../store/pagination.js";
 import type { TombstoneRecord } from "../store/tombstone-catalog.js";
 import type { CorpusEvents } from "./corpus-events.js";
@@ -164,9 +164,10 @@ export class DocumentService {
     for (const file of staged) await this.deps.blobs.delete(corpusId, file.documentId);
   }
 
-  list(principal: Principal, corpusId: string, page: PageRequest): Page<DocumentRecord> {
+  /** A page of the corpus's documents; `status` keeps those in that state (e.g. the failed ones). */
+  list(principal: Principal, corpusId: string, page: PageRequest, status?: DocumentStatus): Page<DocumentRecord> {
     this.deps.corpora.record(principal, corpusId);
-    return this.deps.documents.list(corpusId, page);
+    return this.deps.documents.list(corpusId, page, status);
   }
 
   get(principal: Principal, corpusId: string, documentId: string): DocumentRecord {

@@ -134,18 +134,22 @@ export class Indexer {
     try {
       progress("chunking", 0, 1);
       const signal = this.abort.signal;
+      // Passages go in with the prompt the corpus was created with (e.g. "passage: ").
+      const prompt = corpus.embeddingPrompts.document;
       /** Embeds in batches; the time before it counts as chunking, its own as embedding. */
       const embed = async (texts: string[], onBatch?: (done: number) => void) => {
         lap("chunkMs");
         const out: Float32Array[] = [];
         for (let i = 0; i < texts.length; i += this.options.embedBatch) {
           onBatch?.(i);
-          out.push(...(await this.deps.engine.embed(model, texts.slice(i, i + this.options.embedBatch), signal)).vectors);
+          const batch = texts.slice(i, i + this.options.embedBatch).map((text) => prompt + text);
+          out.push(...(await this.deps.engine.embed(model, batch, signal)).vectors);
         }
         lap("embedMs");
         return out;
       };
-      const maxTokens = Math.min(this.options.maxTokens, tokenizer.maxEmbeddingTokens);
+      const promptTokens = prompt ? tokenizer.countTokens(prompt) : 0;
+      const maxTokens = Math.min(this.options.maxTokens, tokenizer.maxEmbeddingTokens - promptTokens);
       const drafts = await chunkDocument(
         parsed,
         { strategy: corpus.chunking, maxTokens, targetTokens: Math.min(this.options.targetTokens, maxTokens), overlapTokens: this.options.overlapTokens },
@@ -168,7 +172,7 @@ export class Indexer {
           pageStart: draft.pageStart,
           pageEnd: draft.pageEnd,
           tokenCount: draft.tokenCount,
-          content: sealContent(cipher, id, { text: draft.text, headingPath: draft.headingPath }),
+          content: sealContent(cipher, id, { text: draft.text, headingPath: draft.headingPath, ...(draft.pageBreaks.length > 0 ? { pageBreaks: draft.pageBreaks } : {}) }),
           vector: sealVector(cipher, id, vectors[i]!),
         };
       });

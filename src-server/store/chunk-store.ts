@@ -14,7 +14,7 @@ export interface SealedChunk {
   pageStart: number | null;
   pageEnd: number | null;
   tokenCount: number;
-  /** Sealed JSON `{ text, headingPath }`. */
+  /** Sealed JSON `ChunkContent` (`{ text, headingPath, pageBreaks? }`). */
   content: Buffer;
   /** Sealed little-endian float32 vector. */
   vector: Buffer;

@@ -1,5 +1,5 @@
 /** SQLite access for corpora and their wrapped data keys. */
-import type { ChunkingStrategy } from "../domain/vocabulary.js";
+import type { ChunkingStrategy, EmbeddingPrompts } from "../domain/vocabulary.js";
 import type { Database } from "./database.js";
 import { readPage, type Page, type PageRequest } from "./pagination.js";
 
@@ -10,6 +10,10 @@ export interface CorpusRecord {
   chunking: ChunkingStrategy;
   embeddingModel: string;
   dimensions: number;
+  /** What the chunks were embedded with, and what queries get (fixed at creation). */
+  embeddingPrompts: EmbeddingPrompts;
+  /** The reranker its queries use unless a query says otherwise; null for none. */
+  rerankModel: string | null;
   retentionDays: number;
   metadata: Record<string, string>;
   createdAt: number;
@@ -23,6 +27,9 @@ interface CorpusRow {
   chunking: string;
   embedding_model: string;
   dimensions: number;
+  query_prompt: string;
+  document_prompt: string;
+  rerank_model: string | null;
   retention_days: number;
   metadata: string;
   created_at: number;
@@ -36,6 +43,8 @@ const toRecord = (r: CorpusRow): CorpusRecord => ({
   chunking: r.chunking as ChunkingStrategy,
   embeddingModel: r.embedding_model,
   dimensions: r.dimensions,
+  embeddingPrompts: { query: r.query_prompt, document: r.document_prompt },
+  rerankModel: r.rerank_model ?? null,
   retentionDays: r.retention_days,
   metadata: JSON.parse(r.metadata) as Record<string, string>,
   createdAt: r.created_at,
@@ -57,10 +66,10 @@ export class CorpusStore {
     this.db.transaction(() => {
       this.db
         .prepare(
-          `INSERT INTO corpora (id, workspace_id, name, chunking, embedding_model, dimensions, retention_days, metadata, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO corpora (id, workspace_id, name, chunking, embedding_model, dimensions, query_prompt, document_prompt, rerank_model, retention_days, metadata, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
-        .run(c.id, c.workspaceId, c.name, c.chunking, c.embeddingModel, c.dimensions, c.retentionDays, JSON.stringify(c.metadata), c.createdAt, c.updatedAt);
+        .run(c.id, c.workspaceId, c.name, c.chunking, c.embeddingModel, c.dimensions, c.embeddingPrompts.query, c.embeddingPrompts.document, c.rerankModel, c.retentionDays, JSON.stringify(c.metadata), c.createdAt, c.updatedAt);
       this.db.prepare("INSERT INTO corpus_keys (corpus_id, provider, wrapped_key, created_at) VALUES (?, ?, ?, ?)").run(c.id, key.provider, key.wrappedKey, c.createdAt);
     })();
   }
@@ -81,12 +90,12 @@ export class CorpusStore {
     return { data: result.data.map(toRecord), hasMore: result.hasMore };
   }
 
-  update(id: string, fields: { name?: string; retentionDays?: number; metadata?: Record<string, string> }, at: number): void {
+  update(id: string, fields: { name?: string; retentionDays?: number; metadata?: Record<string, string>; rerankModel?: string | null }, at: number): void {
     const current = this.getAny(id);
     if (!current) return;
     this.db
-      .prepare("UPDATE corpora SET name = ?, retention_days = ?, metadata = ?, updated_at = ? WHERE id = ?")
-      .run(fields.name ?? current.name, fields.retentionDays ?? current.retentionDays, JSON.stringify(fields.metadata ?? current.metadata), at, id);
+      .prepare("UPDATE corpora SET name = ?, retention_days = ?, metadata = ?, rerank_model = ?, updated_at = ? WHERE id = ?")
+      .run(fields.name ?? current.name, fields.retentionDays ?? current.retentionDays, JSON.stringify(fields.metadata ?? current.metadata), fields.rerankModel === undefined ? current.rerankModel : fields.rerankModel, at, id);
   }
 
   touch(id: string, at: number): void {

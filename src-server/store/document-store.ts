@@ -90,8 +90,10 @@ export class DocumentStore {
     return row && toRecord(row);
   }
 
-  list(corpusId: string, page: PageRequest): Page<DocumentRecord> {
-    const result = readPage<DocumentRow>(this.db, { table: "documents", where: "corpus_id = ?", params: [corpusId] }, page);
+  /** A page of the corpus's documents, only those in `status` when given. */
+  list(corpusId: string, page: PageRequest, status?: DocumentStatus): Page<DocumentRecord> {
+    const query = status ? { table: "documents", where: "corpus_id = ? AND status = ?", params: [corpusId, status] } : { table: "documents", where: "corpus_id = ?", params: [corpusId] };
+    const result = readPage<DocumentRow>(this.db, query, page);
     return { data: result.data.map(toRecord), hasMore: result.hasMore };
   }
 

@@ -9,6 +9,11 @@
  * recall@100 per mode next to the published figures (from the set's SOURCE.md), and the
  * ingestion time; writes JSON to bench/results/. `--docs` keeps every judged document of
  * the kept queries plus others up to N (a quick check; the published figures need all).
+ * `--data DIR` keeps the server's data directory: a later run with the same set, model,
+ * chunking and prompts reuses the indexed corpus (the search indexes are rebuilt from its
+ * chunks, so retrieval changes are measured without re-embedding). `--prompts none`
+ * indexes and queries without the model's prompts (e.g. multilingual-e5's `query: ` /
+ * `passage: `), to measure what they are worth.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -28,6 +33,9 @@ const { values: args } = parseArgs({
     queries: { type: "string" },
     threads: { type: "string", default: "2" },
     batch: { type: "string", default: "100" },
+    data: { type: "string" },
+    fusion: { type: "string", default: "" },
+    prompts: { type: "string", default: "model" },
   },
 });
 
@@ -76,7 +84,9 @@ async function main(): Promise<void> {
     docs = [...corpus.filter((d) => judged.has(d._id)), ...rest.slice(0, Math.max(0, Number(args.docs) - judged.size))];
   }
 
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "pustaka-beir-"));
+  if (args.prompts !== "model" && args.prompts !== "none") throw new Error("--prompts is 'model' (what the model wants) or 'none'");
+  const dataDir = args.data ? path.resolve(args.data) : mkdtempSync(path.join(os.tmpdir(), "pustaka-beir-"));
+  mkdirSync(dataDir, { recursive: true });
   const key = "psk-beir-eval-key-000000000000";
   const layout = packageLayout();
   const config = loadConfig({
@@ -101,11 +111,24 @@ async function main(): Promise<void> {
     return json;
   };
   try {
-    const corpusId = (await call("POST", "/v1/rag/corpora", { name: `BEIR ${args.set}`, embedding_model: "embed", chunking: args.chunking })).id as string;
+    const name = `BEIR ${args.set} ${args.model} ${args.chunking} prompts:${args.prompts} docs:${docs.length}`;
+    const existing = ((await call("GET", "/v1/rag/corpora?limit=100")).data as { id: string; name: string; status: string }[]).find((c) => c.name === name && (c.status === "ready" || c.status === "indexing"));
+    // An interrupted ingestion resumes (the server requeues its documents at start); its time is then not reported.
+    const resumed = existing?.status === "indexing";
+    const corpusId = existing?.id ?? ((await call("POST", "/v1/rag/corpora", { name, embedding_model: "embed", chunking: args.chunking, ...(args.prompts === "none" ? { embedding_prompts: { query: "", document: "" } } : {}) })).id as string);
     const docOf = new Map<string, string>();
+    if (existing) {
+      process.stderr.write(`${resumed ? "resuming the indexing of" : "reusing the indexed"} corpus ${existing.id} in ${dataDir}\n`);
+      for (let after: string | null = null; ; ) {
+        const page = await call("GET", `/v1/rag/corpora/${corpusId}/documents?limit=100&order=asc${after ? `&after=${after}` : ""}`);
+        for (const d of page.data) docOf.set(d.id, String(d.filename).replace(/\.txt$/, ""));
+        if (!page.has_more) break;
+        after = page.last_id;
+      }
+    }
     const started = performance.now();
     const batch = Number(args.batch);
-    for (let i = 0; i < docs.length; i += batch) {
+    for (let i = 0; i < (existing ? 0 : docs.length); i += batch) {
       const form = new FormData();
       for (const d of docs.slice(i, i + batch)) form.append("file", new Blob([d.title ? `${d.title}\n\n${d.text}` : d.text]), `${d._id}.txt`);
       const res = await fetch(`${server.url}/v1/rag/corpora/${corpusId}/documents`, { method: "POST", headers: { authorization: `Bearer ${key}` }, body: form });
@@ -116,20 +139,30 @@ async function main(): Promise<void> {
     for (;;) {
       const c = await call("GET", `/v1/rag/corpora/${corpusId}`);
       if (c.status !== "indexing") break;
-      process.stderr.write(`\r  indexing ${c.document_counts.indexed}/${c.document_counts.total}`);
+      process.stderr.write(`  indexing ${c.document_counts.indexed}/${c.document_counts.total}\n`);
+      await new Promise((r) => setTimeout(r, 28_000));
       await new Promise((r) => setTimeout(r, 2000));
     }
-    const ingestS = (performance.now() - started) / 1000;
+    const ingestS = existing ? Number.NaN : (performance.now() - started) / 1000;
     const chunks = (await call("GET", `/v1/rag/corpora/${corpusId}`)).chunk_count as number | undefined;
     process.stderr.write("\n");
 
+    // Each run: a label and what it sends to /search. `--fusion convex:0.5,rrf:0.5,…` adds
+    // hybrid runs with other fusions; "hybrid, top_k 10" is what a client asking for ten gets.
+    const runs: { label: string; body: Record<string, unknown>; published?: string }[] = MODES.map((mode) => ({ label: mode, body: { search: mode } }));
+    for (const spec of args.fusion.split(",").filter(Boolean)) {
+      const [method, weight] = spec.split(":");
+      runs.push({ label: `hybrid ${method} w=${weight ?? "default"}`, body: { search: "hybrid", fusion: { method, ...(weight ? { vector_weight: Number(weight) } : {}) } } });
+    }
+    runs.push({ label: "hybrid, top_k 10", body: { search: "hybrid", top_k: 10 } });
+
     const results: Record<string, { ndcg10: number; recall100: number; msPerQuery: number }> = {};
-    for (const mode of MODES) {
+    for (const run of runs) {
       let ndcg = 0;
       let recall = 0;
       const t0 = performance.now();
       for (const q of queries) {
-        const found = await call("POST", `/v1/rag/corpora/${corpusId}/search`, { query: q.text, top_k: TOP_K, search: mode });
+        const found = await call("POST", `/v1/rag/corpora/${corpusId}/search`, { query: q.text, top_k: TOP_K, ...run.body });
         const ranked: string[] = [];
         for (const hit of found.data as { document_id: string }[]) {
           const id = docOf.get(hit.document_id);
@@ -138,25 +171,26 @@ async function main(): Promise<void> {
         ndcg += ndcgAt(ranked, qrels.get(q._id)!, 10);
         recall += recallAt(ranked, qrels.get(q._id)!, 100);
       }
-      results[mode] = { ndcg10: ndcg / queries.length, recall100: recall / queries.length, msPerQuery: (performance.now() - t0) / queries.length };
+      results[run.label] = { ndcg10: ndcg / queries.length, recall100: recall / queries.length, msPerQuery: (performance.now() - t0) / queries.length };
+      process.stderr.write(`${run.label}: nDCG@10 ${results[run.label]!.ndcg10.toFixed(3)}\n`);
     }
 
     const lines = [
-      `# ${args.set} through /search — ${args.model}, ${args.chunking} chunking`,
+      `# ${args.set} through /search — ${args.model}, ${args.chunking} chunking, ${args.prompts === "none" ? "no prompts" : "the model's prompts"}`,
       "",
-      `${docs.length} documents${docs.length < corpus.length ? ` of ${corpus.length} (subset: every judged document of the kept queries plus others)` : ""}, ${queries.length} queries; ingestion ${ingestS.toFixed(0)} s (${(docs.length / ingestS).toFixed(2)} documents/s${chunks ? `, ${chunks} chunks` : ""}).`,
+      `${docs.length} documents${docs.length < corpus.length ? ` of ${corpus.length} (subset: every judged document of the kept queries plus others)` : ""}, ${queries.length} queries; ${existing ? `reused an indexed corpus (${chunks} chunks)` : `ingestion ${ingestS.toFixed(0)} s (${(docs.length / ingestS).toFixed(2)} documents/s${chunks ? `, ${chunks} chunks, ${(chunks / ingestS).toFixed(1)} chunks/s` : ""})`}.`,
       "",
       "| mode | nDCG@10 | recall@100 | ms/query | published |",
       "|---|---|---|---|---|",
-      ...MODES.map((m) => `| ${m} | ${results[m]!.ndcg10.toFixed(3)} | ${results[m]!.recall100.toFixed(3)} | ${results[m]!.msPerQuery.toFixed(0)} | ${PUBLISHED[args.set]?.[m] ?? PUBLISHED[args.set]?.[`${m}:${args.model}`] ?? ""} |`),
+      ...runs.map(({ label: m }) => `| ${m} | ${results[m]!.ndcg10.toFixed(3)} | ${m.includes("top_k 10") ? "–" : results[m]!.recall100.toFixed(3)} | ${results[m]!.msPerQuery.toFixed(0)} | ${PUBLISHED[args.set]?.[m] ?? PUBLISHED[args.set]?.[`${m}:${args.model}`] ?? ""} |`),
     ];
     process.stdout.write(`${lines.join("\n")}\n`);
     const out = path.join(REPO_ROOT, "bench", "results");
     mkdirSync(out, { recursive: true });
-    writeFileSync(path.join(out, `beir-${args.set}-${args.model}-${Date.now()}.json`), JSON.stringify({ set: args.set, model: args.model, chunking: args.chunking, documents: docs.length, queries: queries.length, ingestS, results }, null, 2));
+    writeFileSync(path.join(out, `beir-${args.set}-${args.model}-${Date.now()}.json`), JSON.stringify({ set: args.set, model: args.model, chunking: args.chunking, prompts: args.prompts, documents: docs.length, queries: queries.length, ingestS, results }, null, 2));
   } finally {
     await server.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    if (!args.data) rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

@@ -22,8 +22,18 @@ export interface EvalQuestion {
 
 export type Mode = "vector" | "keyword" | "hybrid";
 
+export interface QuestionEvidence {
+  id: string;
+  lang: "en" | "ms";
+  answerable: boolean;
+  /** Unanswerable questions: `near_miss` (the corpus's topics, not its facts) or `off_topic`. */
+  kind: string | null;
+  evidence: Record<string, number | null>;
+}
+
 export interface ModeScore {
-  mode: Mode;
+  /** The search mode, or a hybrid variant's label (`hybrid dbsf w=0.5`). */
+  mode: string;
   recallAt5: number;
   ndcgAt10: number;
   byGroup: Record<string, { n: number; recallAt5: number; ndcgAt10: number }>;
@@ -38,6 +48,8 @@ export interface EvalResult {
   scores: ModeScore[];
   /** Vector similarities of the best and the 10th hit, for answerable vs unanswerable questions (relevance gate tuning). */
   gate: { answerable: [number, number][]; unanswerable: [number, number][] };
+  /** The relevance evidence of every question (answerable and not) under the default hybrid search. */
+  evidence: QuestionEvidence[];
   indexSeconds: number;
 }
 
@@ -53,30 +65,46 @@ export function isRelevant(chunkText: string, evidence: string): boolean {
   return chunk.includes(ev.slice(0, part)) || chunk.includes(ev.slice(ev.length - part));
 }
 
-export function loadEvalSet(): { docs: string[]; questions: EvalQuestion[] } {
+export function loadEvalSet(): { docs: string[]; questions: EvalQuestion[]; unanswerable: (EvalQuestion & { kind: string })[] } {
   const docs = readdirSync(path.join(EVAL_DIR, "docs")).sort();
   const questions = JSON.parse(readFileSync(path.join(EVAL_DIR, "questions.json"), "utf8")) as EvalQuestion[];
-  return { docs, questions };
+  const unanswerable = JSON.parse(readFileSync(path.join(EVAL_DIR, "unanswerable.json"), "utf8")) as (EvalQuestion & { kind: string })[];
+  return { docs, questions, unanswerable };
 }
 
-export async function runRetrievalEval(options: { modelPath: string; modelName: string; chunking?: string }): Promise<EvalResult> {
-  const { docs, questions } = loadEvalSet();
-  const t = await startTestServer({ bindings: { [options.modelName]: options.modelPath }, config: { engine: { threads: 2 } } });
+/** A hybrid search with another fusion, measured beside the three modes. */
+export interface HybridVariant {
+  label: string;
+  fusion: { method?: "convex" | "dbsf" | "rrf"; vector_weight?: number };
+}
+
+export async function runRetrievalEval(options: { modelPath: string; modelName: string; chunking?: string; variants?: HybridVariant[]; dataDir?: string }): Promise<EvalResult> {
+  const { docs, questions, unanswerable } = loadEvalSet();
+  const t = await startTestServer({ bindings: { [options.modelName]: options.modelPath }, config: { engine: { threads: 2 } }, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
   try {
-    const corpus = (await t.call("POST", "/v1/rag/corpora", { name: "eval", embedding_model: options.modelName, chunking: options.chunking ?? "semantic" })).json;
+    // With a kept data directory, a corpus indexed by an earlier run is reused (retrieval changes measured without re-embedding).
+    const name = `eval ${options.modelName} ${options.chunking ?? "semantic"} ${docs.length}`;
+    const existing = options.dataDir ? ((await t.call("GET", "/v1/rag/corpora?limit=100")).json.data as { id: string; name: string; status: string }[]).find((c) => c.name === name && c.status === "ready") : undefined;
+    const corpus = existing ?? (await t.call("POST", "/v1/rag/corpora", { name, embedding_model: options.modelName, chunking: options.chunking ?? "semantic" })).json;
     const started = Date.now();
-    const uploaded = await upload(t, corpus.id, docs.map(evalDoc));
-    if (uploaded.status !== 202) throw new Error(`upload failed: ${uploaded.status} ${JSON.stringify(uploaded.json)}`);
+    if (!existing) {
+      const uploaded = await upload(t, corpus.id, docs.map(evalDoc));
+      if (uploaded.status !== 202) throw new Error(`upload failed: ${uploaded.status} ${JSON.stringify(uploaded.json)}`);
+    }
     const ready = await waitForStatus(t, corpus.id, 600_000);
-    const indexSeconds = (Date.now() - started) / 1000;
+    const indexSeconds = existing ? Number.NaN : (Date.now() - started) / 1000;
     if (ready.document_counts.failed > 0) throw new Error(`${ready.document_counts.failed} eval documents failed to index`);
     const answerable = questions.filter((q) => q.doc && q.evidence);
     const scores: ModeScore[] = [];
     const gate = { answerable: [] as [number, number][], unanswerable: [] as [number, number][] };
-    for (const mode of ["vector", "keyword", "hybrid"] as Mode[]) {
+    const runs: { mode: string; body: Record<string, unknown> }[] = [
+      ...(["vector", "keyword", "hybrid"] as Mode[]).map((mode) => ({ mode, body: { search: mode } })),
+      ...(options.variants ?? []).map((v) => ({ mode: v.label, body: { search: "hybrid", fusion: v.fusion } })),
+    ];
+    for (const { mode, body } of runs) {
       const perQuestion: { q: EvalQuestion; recall: number; ndcg: number }[] = [];
       for (const q of questions) {
-        const res = await t.call("POST", `/v1/rag/corpora/${corpus.id}/search`, { query: q.question, top_k: 10, search: mode });
+        const res = await t.call("POST", `/v1/rag/corpora/${corpus.id}/search`, { query: q.question, top_k: 10, ...body });
         if (res.status !== 200) throw new Error(`search failed: ${JSON.stringify(res.json)}`);
         if (mode === "vector") {
           const scores = (res.json.data as { score: number }[]).map((h) => h.score);
@@ -99,7 +127,13 @@ export async function runRetrievalEval(options: { modelPath: string; modelName: 
         byGroup: Object.fromEntries([group("en", (q) => q.lang === "en"), group("ms", (q) => q.lang === "ms"), group("cross-lingual", (q) => q.cross_lingual === true)]),
       });
     }
-    return { model: options.modelName, chunking: options.chunking ?? "semantic", documents: docs.length, chunks: ready.chunk_count, questions: answerable.length, scores, gate, indexSeconds };
+    const evidence: QuestionEvidence[] = [];
+    for (const q of [...questions, ...unanswerable]) {
+      const res = await t.call("POST", `/v1/rag/corpora/${corpus.id}/search`, { query: q.question, top_k: 5 });
+      if (res.status !== 200) throw new Error(`search failed: ${JSON.stringify(res.json)}`);
+      evidence.push({ id: q.id, lang: q.lang, answerable: q.doc !== null, kind: "kind" in q ? (q.kind as string) : q.doc ? null : "original", evidence: res.json.evidence });
+    }
+    return { model: options.modelName, chunking: options.chunking ?? "semantic", documents: docs.length, chunks: ready.chunk_count, questions: answerable.length, scores, gate, evidence, indexSeconds };
   } finally {
     await t.close();
   }

@@ -32,7 +32,8 @@ export async function waitForStatus(t: TestServer, corpusId: string, timeoutMs =
 }
 
 /** Collects SSE `data:` events until `until` says stop (or the stream ends). */
-export async function collectEvents(url: string, key: string, until: (event: any) => boolean, signal?: AbortSignal): Promise<any[]> {
+/** Reads an SSE stream's JSON events until `until` says so or the server ends it; `names` receives each event's `event:` name. */
+export async function collectEvents(url: string, key: string, until: (event: any) => boolean, signal?: AbortSignal, names?: (string | undefined)[]): Promise<any[]> {
   const res = await fetch(url, { headers: { authorization: `Bearer ${key}` }, signal });
   const events: any[] = [];
   const decoder = new TextDecoder();
@@ -47,6 +48,7 @@ export async function collectEvents(url: string, key: string, until: (event: any
       if (!data) continue;
       const event = JSON.parse(data.slice(6));
       events.push(event);
+      names?.push(block.split("\n").find((l) => l.startsWith("event: "))?.slice(7));
       if (until(event)) return events;
     }
   }

@@ -1,7 +1,7 @@
 /**
  * Property-based fuzzing of every route (fast-check, fixed seed, bounded count): random
  * and malformed methods, paths, ids, query strings, headers, content types and bodies,
- * sent over raw HTTP to a real server with a small chat and embedding model. Whatever
+ * sent over raw HTTP to a real server with a small chat, embedding and rerank model. Whatever
  * comes in: no 5xx, no crash, every error in the route family's error shape, and the
  * server still healthy at the end. FUZZ_RUNS and FUZZ_SEED override the count and seed.
  */
@@ -52,6 +52,8 @@ const ROUTES: [string, string][] = [
   ["POST", "/v1/inference/chat"],
   ["POST", "/v1/embeddings"],
   ["POST", "/v1/inference/embeddings"],
+  ["POST", "/v1/rerank"],
+  ["POST", "/v1/reranking"],
   ["POST", "/v1/admin/workspaces"],
   ["GET", "/v1/admin/workspaces"],
   ["GET", "/v1/admin/workspaces/:workspace"],
@@ -92,9 +94,10 @@ const FIELDS: Record<string, string[]> = {
   "/v1/rag/corpora/:corpus/query": ["question", "top_k", "include_citations", "stream", "model", "temperature", "max_tokens", "filter", "search"],
   "/v1/rag/corpora/:corpus/search": ["query", "top_k", "filter", "search"],
   "/v1/models/pulls": ["model"],
-  "/v1/models/files": ["path", "id"],
+  "/v1/models/files": ["path", "id", "type"],
   "/v1/chat/completions": ["model", "messages", "max_tokens", "temperature", "stream", "stream_options", "response_format", "tools", "tool_choice", "stop", "seed", "top_p", "n", "logprobs"],
   "/v1/embeddings": ["model", "input", "encoding_format", "dimensions", "user"],
+  "/v1/rerank": ["model", "query", "documents", "top_n", "return_documents"],
   "/v1/admin/workspaces": ["name"],
   "/v1/admin/workspaces/:workspace": ["rate_limit_tier"],
   "/v1/admin/workspaces/:workspace/api_keys": ["name", "scopes", "expires_in_days"],
@@ -106,16 +109,21 @@ const FIELDS: Record<string, string[]> = {
 };
 FIELDS["/v1/inference/chat"] = FIELDS["/v1/chat/completions"]!;
 FIELDS["/v1/inference/embeddings"] = FIELDS["/v1/embeddings"]!;
+FIELDS["/v1/reranking"] = FIELDS["/v1/rerank"]!;
 
 /** Plausible values per field: fuzzed values mix with these so some requests are nearly valid. */
 const SAMPLES: Record<string, unknown[]> = {
-  model: ["tiny", "minilm", "svc-merlion-13b", "svc-embed-1024", "gpt-4o", ""],
+  model: ["tiny", "minilm", "rr", "svc-merlion-13b", "svc-embed-1024", "gpt-4o", ""],
   embedding_model: ["minilm", "tiny", "nope"],
   messages: [[{ role: "user", content: "Once upon a time" }], [{ role: "system", content: "x" }], [{ role: "tool", content: "r", tool_call_id: "1" }], [{ role: "assistant", content: null }]],
   max_tokens: [1, 3, 0, -1, 1e9, 2 ** 53 + 1, 3.5],
   input: ["hello", ["a", "b"], [[1, 2]], "", [""]],
   question: ["What is in it?", "", "x".repeat(5000)],
-  query: ["harbour", ""],
+  query: ["harbour", "", " "],
+  documents: [["The harbour opens at dawn.", "Boats leave at noon."], [{ text: "harbour" }, ""], [], [1], "harbour", [{ title: "x" }]],
+  top_n: [1, 2, 1000, 0, -1, 1.5],
+  return_documents: [true, false, "yes"],
+  type: ["chat", "embedding", "rerank", "vision"],
   name: ["n", "", " ", "x".repeat(300)],
   scopes: [["inference"], ["rag.read", "rag.write"], ["root"], []],
   chunking: ["paragraph", "fixed", "semantic", "heading", "banana"],
@@ -375,7 +383,7 @@ describe("fuzzing every route", () => {
   const ids: Ids = { corpus: [], document: [], chunk: [], conversation: [], workspace: ["ws_default"], key: [] };
   before(async () => {
     t = await startTestServer({
-      bindings: { "svc-merlion-13b": tinyModel("stories260K"), tiny: tinyModel("stories260K"), minilm: testModel("all-minilm-l6-v2") },
+      bindings: { "svc-merlion-13b": tinyModel("stories260K"), tiny: tinyModel("stories260K"), minilm: testModel("all-minilm-l6-v2"), rr: testModel("rerank-random") },
       config: { chat: { contextSize: 256, sequences: 2 }, models: { defaultEmbedding: "minilm" }, limits: { maxJsonBodyBytes: 256 * 1024 } },
     });
     // Real ids, so some requests reach past "not found".

@@ -47,6 +47,10 @@ describe("grounded answers", () => {
     const badModel = await t.call("POST", "/v1/rag/corpora", { name: "x", embedding_model: "nope" });
     assert.equal(badModel.status, 404);
     assert.equal(badModel.json.error.param, "embedding_model");
+    const chatModel = await t.call("POST", "/v1/rag/corpora", { name: "x", embedding_model: "svc-merlion-13b" });
+    assert.equal(chatModel.status, 400, "a chat model cannot index a corpus");
+    assert.equal(chatModel.json.error.code, "model_not_embedding");
+    assert.equal(chatModel.json.error.param, "embedding_model");
     const patched = await t.call("PATCH", `/v1/rag/corpora/${created.json.id}`, { retention_days: 7, name: "Renamed" });
     assert.equal(patched.json.retention_days, 7);
     assert.equal(patched.json.name, "Renamed");
@@ -59,6 +63,8 @@ describe("grounded answers", () => {
   it("uploads a batch, rejects bad files alone, streams progress and becomes ready", async () => {
     corpusId = (await t.call("POST", "/v1/rag/corpora", { name: "Malaysia briefings", embedding_model: "minilm" })).json.id;
     const events = collectEvents(`${t.url}/v1/rag/corpora/${corpusId}/events`, t.key, (e) => e.object === "rag.corpus.snapshot" && e.corpus.status === "ready");
+    const names: (string | undefined)[] = [];
+    const untilReady = collectEvents(`${t.url}/v1/rag/corpora/${corpusId}/events?until=ready`, t.key, () => false, undefined, names);
     const png = Buffer.from("89504e470d0a1a0a0000000d49484452", "hex");
     const res = await upload(t, corpusId, [...DOCS.map(evalDoc), { name: "picture.txt", content: png }, { ...evalDoc(DOCS[0]!), name: "copy-of-banjir.md" }, { name: "empty.md", content: "" }], { source: "eval", year: 2024 });
     assert.equal(res.status, 202, JSON.stringify(res.json));
@@ -76,6 +82,15 @@ describe("grounded answers", () => {
     const statuses = seen.filter((e) => e.object === "rag.document.status");
     for (const doc of res.json.documents) assert.ok(statuses.some((e) => e.document_id === doc.id && e.status === "indexed"), `no indexed event for ${doc.filename}`);
     assert.ok(seen.some((e) => e.object === "rag.document.progress" && e.stage === "embedding"), "no embedding progress");
+    // ?until=ready ends the stream by itself, with named events and a final `end`.
+    const followed = await untilReady;
+    assert.deepEqual(followed.at(-1), { object: "rag.corpus.events.end", reason: "ready" });
+    assert.equal(followed.at(-2).object, "rag.corpus.snapshot");
+    assert.equal(followed.at(-2).corpus.status, "ready");
+    assert.deepEqual(names, [...followed.slice(0, -1).map((e) => e.object), "end"], "each event is named after its object");
+    const settled = await collectEvents(`${t.url}/v1/rag/corpora/${corpusId}/events?until=ready`, t.key, () => false);
+    assert.deepEqual(settled.map((e) => e.object), ["rag.corpus.snapshot", "rag.corpus.events.end"], "a ready corpus ends the stream at once");
+    assert.equal((await t.call("GET", `/v1/rag/corpora/${corpusId}/events?until=done`)).status, 400);
     const ready = await waitForStatus(t, corpusId);
     assert.equal(ready.status, "ready");
     assert.equal(ready.document_counts.indexed, DOCS.length);
@@ -95,9 +110,10 @@ describe("grounded answers", () => {
     assert.ok(res.json.citations.length > 0, "citations are returned even when include_citations is false");
     assert.equal(res.json.citations[0].filename, "lrt-laluan-bayu-q2-2024.md");
     for (const c of res.json.citations) {
-      assert.deepEqual(Object.keys(c).sort(), ["chunk_id", "cited", "document_id", "filename", "index", "metadata", "page", "page_end", "page_start", "score", "text"]);
+      assert.deepEqual(Object.keys(c).sort(), ["chunk_id", "cited", "document_id", "filename", "heading_path", "index", "metadata", "page", "page_end", "page_start", "score", "support", "text"]);
       assert.equal(typeof c.cited, "boolean");
     }
+    assert.ok(Array.isArray(res.json.sentences) && res.json.sentences.every((s: any) => s.end <= res.json.answer.length && s.citations.every((n: number) => n >= 1 && n <= res.json.citations.length)));
     assert.ok(res.json.usage.prompt_tokens > 0 && res.json.usage.completion_tokens > 0);
 
     const streamed = await fetch(`${t.url}/v1/rag/corpora/${corpusId}/query`, {
@@ -155,6 +171,10 @@ describe("grounded answers", () => {
     const failed = (await t.call("GET", `/v1/rag/corpora/${corpusId}/documents/${broken.json.documents[0].id}`)).json;
     assert.equal(failed.status, "failed");
     assert.equal(failed.error.code, "corrupt_document");
+    assert.equal(after.document_counts.failed, 1, "the corpus record counts its failed document");
+    const listedFailed = (await t.call("GET", `/v1/rag/corpora/${corpusId}/documents?status=failed`)).json.data;
+    assert.deepEqual(listedFailed.map((d: any) => d.id), [failed.id], "?status=failed lists exactly the failed documents");
+    assert.equal((await t.call("GET", `/v1/rag/corpora/${corpusId}/documents?status=broken`)).status, 400);
     assert.equal((await t.call("DELETE", `/v1/rag/corpora/${corpusId}/documents/${failed.id}`)).status, 200);
     assert.equal((await t.call("GET", `/v1/rag/corpora/${corpusId}/documents/${failed.id}`)).status, 404);
   });
@@ -194,6 +214,24 @@ describe("grounded answers", () => {
     assert.deepEqual(none.json.data, []);
     const some = await t.call("POST", `/v1/rag/corpora/${corpusId}/search`, { query: "banjir", filter: { source: "eval", year: 2024 }, search: "keyword" });
     assert.ok(some.json.data.length > 0);
+  });
+
+  it("embeds passages and queries with the corpus's prompts (multilingual-e5's query:/passage: and the like)", async () => {
+    const minilm = (await t.call("POST", "/v1/rag/corpora", { name: "no prompts", embedding_model: "minilm" })).json;
+    assert.deepEqual(minilm.embedding_prompts, { query: "", document: "" }, "all-MiniLM wants none");
+    const prompts = { query: "query: ", document: "passage: " };
+    const id = (await t.call("POST", "/v1/rag/corpora", { name: "prompted", embedding_model: "minilm", chunking: "paragraph", embedding_prompts: prompts })).json.id;
+    assert.equal((await upload(t, id, [{ name: "note.txt", content: "The Pahang river flooded Kuantan in January 2023." }])).status, 202);
+    await waitForStatus(t, id);
+    const question = "When did Kuantan flood?";
+    const hit = (await t.call("POST", `/v1/rag/corpora/${id}/search`, { query: question, search: "vector", top_k: 1 })).json.data[0];
+    const embed = async (text: string) => (await t.call("POST", "/v1/embeddings", { model: "minilm", input: text })).json.data[0].embedding as number[];
+    const cosine = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * b[i]!, 0) / Math.sqrt(a.reduce((s, x) => s + x * x, 0) * b.reduce((s, x) => s + x * x, 0));
+    const withPrompts = cosine(await embed(`query: ${question}`), await embed(`passage: ${hit.text}`));
+    const without = cosine(await embed(question), await embed(hit.text));
+    assert.ok(Math.abs(hit.score - withPrompts) < 1e-3, `the score ${hit.score} is the prompted cosine ${withPrompts} (unprompted: ${without})`);
+    assert.ok(Math.abs(withPrompts - without) > 1e-3, "the prompts change the vectors, so the check above can fail");
+    assert.equal((await t.call("POST", "/v1/rag/corpora", { name: "x", embedding_model: "minilm", embedding_prompts: { query: "q" } })).status, 400);
   });
 
   it("hides corpora from other workspaces (404, never the data)", async () => {

@@ -11,7 +11,7 @@ import { describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
 import pino from "pino";
 import { createServer, loadConfig, packageLayout } from "../../src-server/index.js";
-import { REPO_ROOT, tinyModel } from "../helpers/models.js";
+import { REPO_ROOT, testModel, tinyModel } from "../helpers/models.js";
 import { upload } from "../helpers/rag.js";
 import { startTestServer } from "../helpers/test-server.js";
 
@@ -62,8 +62,8 @@ describe("the server as a library", () => {
 
   it("sweeps stored files that belong to no document at start, and keeps the others", async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), "pustaka-orphans-"));
-    let t = await startTestServer({ bindings: { tiny: tinyModel("stories260K") }, dataDir });
-    const corpus = (await t.call("POST", "/v1/rag/corpora", { name: "c", embedding_model: "tiny", chunking: "fixed" })).json.id;
+    let t = await startTestServer({ bindings: { embed: testModel("all-minilm-l6-v2") }, dataDir });
+    const corpus = (await t.call("POST", "/v1/rag/corpora", { name: "c", embedding_model: "embed", chunking: "fixed" })).json.id;
     const uploaded = await upload(t, corpus, [{ name: "a.txt", content: "Once upon a time there was a cat." }]);
     assert.equal(uploaded.status, 202);
     const kept = path.join(dataDir, "blobs", corpus, uploaded.json.documents[0].id);
@@ -75,7 +75,7 @@ describe("the server as a library", () => {
     writeFileSync(strayInCorpus, "sealed bytes");
     mkdirSync(strayCorpus);
     writeFileSync(path.join(strayCorpus, "doc_" + "z".repeat(24)), "sealed bytes");
-    t = await startTestServer({ bindings: { tiny: tinyModel("stories260K") }, dataDir });
+    t = await startTestServer({ bindings: { embed: testModel("all-minilm-l6-v2") }, dataDir });
     assert.ok(!existsSync(strayInCorpus), "an original with no document is removed");
     assert.ok(!existsSync(path.join(strayCorpus, "doc_" + "z".repeat(24))), "so is one of a corpus that does not exist");
     assert.ok(existsSync(kept), "a document's original stays");

@@ -92,7 +92,8 @@ describe("sources and conversations", () => {
     assert.match(id, /^conv_/);
     assert.equal(created.json.title, "New conversation");
     const citation = (await t.call("POST", `/v1/rag/corpora/${corpusId}/search`, { query: "warehouse Port Klang", top_k: 1, search: "keyword" })).json.data[0];
-    const { heading_path: _h, ...wireCitation } = citation;
+    // A citation as answers carried it before `heading_path` and `support` (kept conversations hold such).
+    const { heading_path: _h, support: _s, ...wireCitation } = citation;
     const question = "When does the Port Klang warehouse open, and who approved it? Zebrafish-marker-7731";
     const appended = await t.call("POST", `/v1/conversations/${id}/messages`, {
       messages: [
@@ -106,6 +107,11 @@ describe("sources and conversations", () => {
     assert.equal(got.title, "When does the Port Klang warehouse open, and who approved…");
     assert.equal(got.message_count, 2);
     assert.equal(got.messages[1].citations[0].chunk_id, citation.chunk_id);
+    assert.deepEqual([got.messages[1].citations[0].heading_path, got.messages[1].citations[0].support], [[], null], "older citations read back with the defaults");
+    const current = { ...citation, cited: true, support: { page: citation.page_start, start: 0, end: 5 } };
+    const withSupport = await t.call("POST", `/v1/conversations/${id}/messages`, { messages: [{ role: "assistant", content: "Again [1].", citations: [current], grounded: true }] });
+    assert.equal(withSupport.status, 201, JSON.stringify(withSupport.json));
+    assert.deepEqual(withSupport.json.data[0].citations[0], current, "a citation as answers carry it now is kept whole");
     assert.equal(got.messages[1].grounded, true);
 
     const listed = (await t.call("GET", "/v1/conversations")).json;

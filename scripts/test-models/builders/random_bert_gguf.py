@@ -55,64 +55,78 @@ def copy_tokenizer(source_path: str, writer: gguf.GGUFWriter) -> int:
     return vocab_size
 
 
-def random_matrix(rng: np.random.RandomState, rows: int, cols: int, dtype=np.float16) -> np.ndarray:
-    """N(0, INIT_STD) matrix, drawn in a fixed order from ``rng``."""
-    return (rng.standard_normal((rows, cols)) * INIT_STD).astype(dtype)
+def random_matrix(rng: np.random.RandomState, rows: int, cols: int, dtype=np.float16, std: float = INIT_STD) -> np.ndarray:
+    """N(0, std) matrix, drawn in a fixed order from ``rng``."""
+    return (rng.standard_normal((rows, cols)) * std).astype(dtype)
 
 
-def tensors(rng: np.random.RandomState, vocab_size: int):
-    """Yield (gguf_name, array) for every tensor, in a fixed order."""
-    ones = np.ones(HIDDEN, dtype=np.float32)
-    zeros = np.zeros(HIDDEN, dtype=np.float32)
-    yield "token_embd.weight", random_matrix(rng, vocab_size, HIDDEN)
+def encoder_tensors(rng: np.random.RandomState, vocab_size: int, hidden: int, layers: int, ffn: int, context: int):
+    """Yield (gguf_name, array) for every tensor of a BERT encoder, in a fixed order."""
+    ones = np.ones(hidden, dtype=np.float32)
+    zeros = np.zeros(hidden, dtype=np.float32)
+    yield "token_embd.weight", random_matrix(rng, vocab_size, hidden)
     # llama.cpp adds these two to f32 activations directly: they must be f32.
-    yield "position_embd.weight", random_matrix(rng, CONTEXT, HIDDEN, np.float32)
-    yield "token_types.weight", random_matrix(rng, TYPE_VOCAB, HIDDEN, np.float32)
+    yield "position_embd.weight", random_matrix(rng, context, hidden, np.float32)
+    yield "token_types.weight", random_matrix(rng, TYPE_VOCAB, hidden, np.float32)
     yield "token_embd_norm.weight", ones
     yield "token_embd_norm.bias", zeros
-    for layer in range(LAYERS):
+    for layer in range(layers):
         blk = f"blk.{layer}"
         for proj in ("attn_q", "attn_k", "attn_v", "attn_output"):
-            yield f"{blk}.{proj}.weight", random_matrix(rng, HIDDEN, HIDDEN)
+            yield f"{blk}.{proj}.weight", random_matrix(rng, hidden, hidden)
             yield f"{blk}.{proj}.bias", zeros
         yield f"{blk}.attn_output_norm.weight", ones
         yield f"{blk}.attn_output_norm.bias", zeros
-        yield f"{blk}.ffn_up.weight", random_matrix(rng, FFN, HIDDEN)
-        yield f"{blk}.ffn_up.bias", np.zeros(FFN, dtype=np.float32)
-        yield f"{blk}.ffn_down.weight", random_matrix(rng, HIDDEN, FFN)
+        yield f"{blk}.ffn_up.weight", random_matrix(rng, ffn, hidden)
+        yield f"{blk}.ffn_up.bias", np.zeros(ffn, dtype=np.float32)
+        yield f"{blk}.ffn_down.weight", random_matrix(rng, hidden, ffn)
         yield f"{blk}.ffn_down.bias", zeros
         yield f"{blk}.layer_output_norm.weight", ones
         yield f"{blk}.layer_output_norm.bias", zeros
+
+
+def write_bert(out_path: str, tokenizer_source: str, *, name: str, hidden: int, heads: int, layers: int, ffn: int, context: int, pooling: gguf.PoolingType, tensors) -> int:
+    """Write a BERT GGUF with the tokenizer of ``tokenizer_source`` and the tensors ``tensors(vocab_size)`` yields; return the vocab size."""
+    writer = gguf.GGUFWriter(out_path, arch="bert")
+    writer.add_type(gguf.GGUFType.MODEL)
+    writer.add_name(name)
+    writer.add_license("apache-2.0")
+    writer.add_context_length(context)
+    writer.add_embedding_length(hidden)
+    writer.add_feed_forward_length(ffn)
+    writer.add_block_count(layers)
+    writer.add_head_count(heads)
+    writer.add_layer_norm_eps(1e-12)
+    writer.add_causal_attention(False)
+    writer.add_pooling_type(pooling)
+    writer.add_file_type(gguf.LlamaFileType.MOSTLY_F16)
+    vocab_size = copy_tokenizer(tokenizer_source, writer)
+    for tensor_name, array in tensors(vocab_size):
+        writer.add_tensor(tensor_name, array)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return vocab_size
 
 
 def main() -> None:
     if len(sys.argv) != 3:
         raise SystemExit(__doc__)
     tokenizer_source, out_path = sys.argv[1:]
-
-    writer = gguf.GGUFWriter(out_path, arch="bert")
-    writer.add_type(gguf.GGUFType.MODEL)
-    writer.add_name(f"random-bert-{HIDDEN} (seed {SEED}, test fixture, no meaning)")
-    writer.add_license("apache-2.0")
-    writer.add_context_length(CONTEXT)
-    writer.add_embedding_length(HIDDEN)
-    writer.add_feed_forward_length(FFN)
-    writer.add_block_count(LAYERS)
-    writer.add_head_count(HEADS)
-    writer.add_layer_norm_eps(1e-12)
-    writer.add_causal_attention(False)
-    writer.add_pooling_type(gguf.PoolingType.MEAN)
-    writer.add_file_type(gguf.LlamaFileType.MOSTLY_F16)
-    vocab_size = copy_tokenizer(tokenizer_source, writer)
-
     rng = np.random.RandomState(SEED)
-    for name, array in tensors(rng, vocab_size):
-        writer.add_tensor(name, array)
-
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
+    vocab_size = write_bert(
+        out_path,
+        tokenizer_source,
+        name=f"random-bert-{HIDDEN} (seed {SEED}, test fixture, no meaning)",
+        hidden=HIDDEN,
+        heads=HEADS,
+        layers=LAYERS,
+        ffn=FFN,
+        context=CONTEXT,
+        pooling=gguf.PoolingType.MEAN,
+        tensors=lambda vocab: encoder_tensors(rng, vocab, HIDDEN, LAYERS, FFN, CONTEXT),
+    )
     print(f"wrote {out_path}: hidden {HIDDEN}, {LAYERS} layers, vocab {vocab_size}, seed {SEED}")
 
 

@@ -2,7 +2,8 @@
 import { Router, type RequestHandler } from "express";
 import { invalidRequest } from "../../errors.js";
 import type { CorpusEvents } from "../../rag/corpus-events.js";
-import type { CorpusService } from "../../rag/corpus-service.js";
+import type * as Api from "../../contract/index.js";
+import type { CorpusService, CorpusView } from "../../rag/corpus-service.js";
 import type { DocumentService } from "../../rag/document-service.js";
 import { principalOf, requireScope } from "../authenticate.js";
 import { routeParam } from "../route-param.js";
@@ -14,7 +15,9 @@ import { recordSafely, type Trail } from "../audit-trail.js";
 import { parseWith } from "../validate.js";
 import { ListQuerySchema, listObject, toPageRequest } from "../wire/list-wire.js";
 import {
+  CorpusEventsQuerySchema,
   CreateCorpusSchema,
+  DocumentListQuerySchema,
   PatchCorpusSchema,
   UploadMetadataSchema,
   corpusDeletedObject,
@@ -50,6 +53,8 @@ export function corporaRoutes({ corpora, documents, events, upload, costly, trai
       name: body.name,
       chunking: body.chunking,
       embeddingModel: body.embedding_model,
+      embeddingPrompts: body.embedding_prompts,
+      rerankModel: body.rerank_model,
       retentionDays: body.retention_days,
       metadata: body.metadata,
     });
@@ -65,7 +70,7 @@ export function corporaRoutes({ corpora, documents, events, upload, costly, trai
   });
   router.patch("/v1/rag/corpora/:corpusId", write, (req, res) => {
     const body = jsonBody(req, PatchCorpusSchema);
-    res.json(corpusObject(corpora.update(principalOf(res.locals), routeParam(req, "corpusId"), { name: body.name, retentionDays: body.retention_days, metadata: body.metadata })));
+    res.json(corpusObject(corpora.update(principalOf(res.locals), routeParam(req, "corpusId"), { name: body.name, retentionDays: body.retention_days, metadata: body.metadata, rerankModel: body.rerank_model })));
   });
   router.delete("/v1/rag/corpora/:corpusId", trail("corpus.delete", { params: ["corpusId"] }), write, async (req, res) => {
     const deleted = await corpora.delete(principalOf(res.locals), routeParam(req, "corpusId"));
@@ -113,7 +118,8 @@ export function corporaRoutes({ corpora, documents, events, upload, costly, trai
     res.status(202).json(uploadObject(corpus.id, accepted, allRejected));
   });
   router.get("/v1/rag/corpora/:corpusId/documents", read, (req, res) => {
-    const result = documents.list(principalOf(res.locals), routeParam(req, "corpusId"), page(req.query));
+    const query = parseWith(DocumentListQuerySchema, req.query, "query string");
+    const result = documents.list(principalOf(res.locals), routeParam(req, "corpusId"), toPageRequest(query), query.status);
     res.json(listObject(result.data.map(documentObject), result.hasMore));
   });
   router.get("/v1/rag/corpora/:corpusId/documents/:documentId", read, (req, res) => {
@@ -124,23 +130,46 @@ export function corporaRoutes({ corpora, documents, events, upload, costly, trai
     res.json(documentDeletedObject(routeParam(req, "documentId"), tombstone));
   });
 
-  /** Indexing progress for progress bars: a snapshot, then every change, until the client leaves. */
+  /**
+   * Indexing progress for progress bars: a snapshot, then every change, each as a named
+   * SSE event (`event: rag.document.status` …). The stream lasts until the client leaves,
+   * or with `?until=ready` until the corpus is ready (or every document failed; at once when
+   * that is already so), with a final `event: end`.
+   */
   router.get("/v1/rag/corpora/:corpusId/events", read, async (req, res) => {
+    const { until } = parseWith(CorpusEventsQuerySchema, req.query, "query string");
     const principal = principalOf(res.locals);
     const corpus = corpora.get(principal, routeParam(req, "corpusId"));
     const sse = new SseWriter(res);
-    const snapshot = (): Promise<void> => sse.send(corpusSnapshotEvent(corpora.get(principal, corpus.id)));
-    await snapshot();
-    let chain = Promise.resolve();
+    const send = (event: Api.CorpusEvent) => sse.sendEvent(event.object, event);
+    // An empty corpus is waited on (its documents are still to come); a failed one is settled too.
+    const settled = (c: CorpusView) => c.status === "ready" || c.status === "failed";
+    let finished = false;
+    const finish = async (reason: Api.CorpusEventsEnd["reason"]): Promise<void> => {
+      if (finished) return;
+      finished = true;
+      const end: Api.CorpusEventsEnd = { object: "rag.corpus.events.end", reason };
+      await sse.sendEvent("end", end);
+      sse.end();
+    };
+    const snapshot = async (): Promise<void> => {
+      const current = corpora.get(principal, corpus.id);
+      await send(corpusSnapshotEvent(current));
+      if (until === "ready" && settled(current)) await finish(current.status === "ready" ? "ready" : "failed");
+    };
+    // The snapshot goes first; changes queue behind it, in order.
+    let chain = snapshot();
     const unsubscribe = events.subscribe(corpus.id, (event) => {
       chain = chain.then(async () => {
-        await sse.send(corpusEventObject(corpus.id, event));
-        if (event.type === "corpus.deleted") sse.end();
+        if (finished) return;
+        await send(corpusEventObject(corpus.id, event));
+        if (event.type === "corpus.deleted") await finish("deleted");
         else if (event.type === "document.status") await snapshot();
       });
     });
+    await chain;
     const keepAlive = setInterval(() => void sse.comment("keep-alive"), 15_000);
-    await new Promise<void>((resolve) => res.on("close", resolve));
+    await new Promise<void>((resolve) => (res.closed ? resolve() : res.on("close", resolve)));
     clearInterval(keepAlive);
     unsubscribe();
   });

@@ -48,7 +48,7 @@ export function modelAdminRoutes(pulls: ModelPullService): Router {
   });
   router.post("/v1/models/files", async (req, res) => {
     const body = jsonBody(req, RegisterFileSchema);
-    const entry = await pulls.registerFile(principalOf(res.locals), body.path, body.id);
+    const entry = await pulls.registerFile(principalOf(res.locals), body.path, body.id, body.type);
     res.status(201).json({
       object: "model.file",
       id: entry.id,

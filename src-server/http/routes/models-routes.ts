@@ -1,18 +1,20 @@
 /** GET /v1/models and GET /v1/models/{id}. */
 import { Router } from "express";
+import type { ModelType } from "../../models/gguf-summary.js";
 import type { ModelRegistry } from "../../models/model-registry.js";
 import { requireScope } from "../authenticate.js";
 import { modelNames, modelObject } from "../wire/models-wire.js";
 
-/** The configured default names per type (`svc-merlion-13b`, `svc-embed-1024`). */
+/** The configured default names per type (`svc-merlion-13b`, `svc-embed-1024`; no reranker is shipped: ""). */
 export interface ModelDefaults {
   chat: string;
   embedding: string;
+  rerank: string;
 }
 
 export function modelsRoutes(registry: ModelRegistry, defaults: ModelDefaults, startedAt: number): Router {
   const router = Router();
-  const isDefault = (name: string, type: "chat" | "embedding") => registry.defaultName(type, defaults[type]) === name;
+  const isDefault = (name: string, type: ModelType) => registry.defaultName(type, defaults[type]) === name;
   router.get("/v1/models", requireScope("inference"), (_req, res) => {
     res.json({ object: "list", data: modelNames(registry.entries).map(({ name, entry }) => modelObject(name, entry, startedAt, isDefault(name, entry.type))) });
   });

@@ -9,13 +9,13 @@ import { jsonBody } from "../json-body.js";
 import { routeParam } from "../route-param.js";
 import { SseWriter } from "../sse.js";
 import type { Trail } from "../audit-trail.js";
-import { QuerySchema, SearchSchema, answerCitationsEvent, answerDeltaEvent, answerObject, searchResultObject, type AnswerEnding } from "../wire/rag-wire.js";
+import { QuerySchema, SearchSchema, answerCitationsEvent, answerDeltaEvent, answerObject, fusionOf, rerankOf, searchResultObject, type AnswerEnding } from "../wire/rag-wire.js";
 
 export function queryRoutes(queries: QueryService, costly: RequestHandler, trail: Trail): Router {
   const router = Router();
   const ending = (res: Response, started: StartedQuery, answer: string, completionTokens: number, finishReason: FinishReason): AnswerEnding => {
     const result: AnswerEnding = {
-      citations: queries.citationsFor(started, answer),
+      ...queries.attribute(started, answer),
       promptTokens: (started.run?.promptTokens ?? 0) + started.queryTokens,
       completionTokens,
       finishReason,
@@ -28,15 +28,15 @@ export function queryRoutes(queries: QueryService, costly: RequestHandler, trail
     });
     return result;
   };
-  const auditQuery = trail("rag.query", { params: ["corpusId"], digest: { name: "question", of: (body) => body.question } });
-  const auditSearch = trail("rag.search", { params: ["corpusId"], digest: { name: "query", of: (body) => body.query } });
+  const auditQuery = trail("rag.query", { params: ["corpusId"], digest: { name: "question", of: (body) => body.question ?? body.query } });
+  const auditSearch = trail("rag.search", { params: ["corpusId"], digest: { name: "query", of: (body) => body.query ?? body.question } });
 
   router.post("/v1/rag/corpora/:corpusId/query", auditQuery, requireScope("rag.read"), requireScope("inference"), costly, async (req, res) => {
     const body = jsonBody(req, QuerySchema);
     const started = await queries.start(
       principalOf(res.locals),
       routeParam(req, "corpusId"),
-      { question: body.question, topK: body.top_k, search: body.search, filter: body.filter, model: body.model, temperature: body.temperature, maxTokens: body.max_tokens },
+      { question: body.question, topK: body.top_k, search: body.search, filter: body.filter, fusion: fusionOf(body.fusion), rerank: rerankOf(body.rerank), model: body.model, temperature: body.temperature, maxTokens: body.max_tokens },
       res.locals.signal,
     );
     if (res.locals.audit) res.locals.audit.data.model = started.model;
@@ -70,7 +70,9 @@ export function queryRoutes(queries: QueryService, costly: RequestHandler, trail
         }
       }
       settle(completionTokens);
-      res.json(answerObject(id, started, answer.trim(), ending(res, started, answer, completionTokens, finishReason), nowSeconds()));
+      // Sentence offsets point into the text sent, so attribution reads the trimmed answer.
+      answer = answer.trim();
+      res.json(answerObject(id, started, answer, ending(res, started, answer, completionTokens, finishReason), nowSeconds()));
       return;
     }
     const sse = new SseWriter(res);
@@ -108,7 +110,7 @@ export function queryRoutes(queries: QueryService, costly: RequestHandler, trail
   /** Retrieval without generation: the chunks a query would cite, best first. */
   router.post("/v1/rag/corpora/:corpusId/search", auditSearch, requireScope("rag.read"), costly, async (req, res) => {
     const body = jsonBody(req, SearchSchema);
-    const found = await queries.retrieve(principalOf(res.locals), routeParam(req, "corpusId"), { question: body.query, topK: body.top_k, search: body.search, filter: body.filter }, res.locals.signal);
+    const found = await queries.retrieve(principalOf(res.locals), routeParam(req, "corpusId"), { question: body.query, topK: body.top_k, search: body.search, filter: body.filter, fusion: fusionOf(body.fusion), rerank: rerankOf(body.rerank) }, res.locals.signal);
     res.locals.admission?.settle(found.queryTokens);
     Object.assign(res.locals.audit?.data ?? {}, { results: found.citations.map((c) => ({ document_id: c.documentId, chunk_id: c.chunkId })), prompt_tokens: found.queryTokens });
     res.json(searchResultObject(found));

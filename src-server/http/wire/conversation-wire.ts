@@ -22,10 +22,20 @@ const CitationSchema = z
     page: z.number().int().nullable(),
     page_start: z.number().int().nullable(),
     page_end: z.number().int().nullable(),
+    // Optional: answers kept before citations carried them have neither.
+    heading_path: z.array(z.string().max(1000)).max(32).optional(),
     metadata: z.record(z.string(), z.unknown()),
     cited: z.boolean(),
+    support: z
+      .object({ page: z.number().int().nullable(), start: z.number().int().min(0), end: z.number().int().min(0) })
+      .strict()
+      .nullable()
+      .optional(),
   })
   .strict();
+
+/** A kept citation as the contract has it (citations kept before `heading_path` and `support` existed get the defaults). */
+const keptCitation = (c: Partial<Api.Citation> & Omit<Api.Citation, "heading_path" | "support">): Api.Citation => ({ ...c, heading_path: c.heading_path ?? [], support: c.support ?? null });
 
 export const AppendMessagesSchema = z
   .object({
@@ -64,7 +74,7 @@ export const messageObject = (m: MessageView): Api.ConversationMessage => ({
   object: "conversation.message",
   role: m.role,
   content: m.content,
-  citations: (m.citations as Api.Citation[] | null) ?? null,
+  citations: (m.citations as Parameters<typeof keptCitation>[0][] | null)?.map(keptCitation) ?? null,
   grounded: m.grounded,
   model: m.model,
   stopped: m.stopped,

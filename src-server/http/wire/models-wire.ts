@@ -2,7 +2,7 @@
 import { z } from "zod";
 import type { PullView } from "../../admin/model-pull-service.js";
 import type * as Api from "../../contract/index.js";
-import type { CatalogModel } from "../../models/catalog.js";
+import { MODEL_TYPES, type CatalogModel } from "../../models/catalog.js";
 import { formatParameterCount } from "../../models/gguf-summary.js";
 import type { ModelEntry } from "../../models/model-registry.js";
 
@@ -82,5 +82,7 @@ export const RegisterFileSchema = z
   .object({
     path: z.string().min(1).max(4096),
     id: z.string().regex(/^[a-z0-9][a-z0-9._:-]{0,127}$/, "ids are lowercase letters, digits and . _ : -").optional(),
+    /** What the file is meant to be; checked against the file (`model_type_mismatch`). */
+    type: z.enum(MODEL_TYPES).optional(),
   })
   .strict();

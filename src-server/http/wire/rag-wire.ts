@@ -2,13 +2,15 @@
 import { z } from "zod";
 import type * as Api from "../../contract/index.js";
 import type { FinishReason } from "../../engine/types.js";
-import type { AnswerCitation, Citation, StartedQuery } from "../../rag/answer/query-service.js";
+import type { AnswerSentence } from "../../rag/answer/answer-support.js";
+import type { AnswerCitation, Citation, RerankChoice, Retrieval, StartedQuery } from "../../rag/answer/query-service.js";
 import type { PassageInContext } from "../../rag/answer/source-service.js";
 import type { CorpusEvent } from "../../rag/corpus-events.js";
 import type { CorpusView } from "../../rag/corpus-service.js";
 import type { FileRejection } from "../../rag/document-service.js";
 import type { DocumentRecord } from "../../store/document-store.js";
 import type { TombstoneRecord } from "../../store/tombstone-catalog.js";
+import { ListQuerySchema } from "./list-wire.js";
 import { tombstoneObject } from "./tombstone-wire.js";
 
 const Metadata = z.record(z.string().min(1).max(64), z.string().max(1024)).refine((m) => Object.keys(m).length <= 32, "at most 32 metadata keys");
@@ -18,6 +20,10 @@ export const CreateCorpusSchema = z
     name: z.string().trim().min(1).max(200),
     chunking: z.enum(["semantic", "fixed", "paragraph"]).default("semantic"),
     embedding_model: z.string().min(1).max(256).optional(),
+    /** Overrides what the model wants before queries and passages (default: from the catalog or the model family). */
+    embedding_prompts: z.object({ query: z.string().max(500), document: z.string().max(500) }).strict().optional(),
+    /** A rerank model its queries use by default. */
+    rerank_model: z.string().min(1).max(256).nullable().optional(),
     retention_days: z.number().int().min(0).max(3650).default(30),
     metadata: Metadata.default({}),
   })
@@ -28,16 +34,59 @@ export const PatchCorpusSchema = z
     name: z.string().trim().min(1).max(200).optional(),
     retention_days: z.number().int().min(0).max(3650).optional(),
     metadata: Metadata.optional(),
+    /** A rerank model, or null for none. */
+    rerank_model: z.string().min(1).max(256).nullable().optional(),
   })
   .strict()
-  .refine((p) => Object.keys(p).length > 0, "send at least one of name, retention_days, metadata");
+  .refine((p) => Object.keys(p).length > 0, "send at least one of name, retention_days, metadata, rerank_model");
 
 /** The upload's `metadata` part: a JSON object applied to every file. */
 export const UploadMetadataSchema = z.record(z.string().min(1).max(64), z.union([z.string().max(1024), z.number(), z.boolean(), z.null()])).refine((m) => Object.keys(m).length <= 32, "at most 32 metadata keys");
 
+/** `GET …/documents`: the list's paging, and `status` to list only documents in one state (`?status=failed`). */
+export const DocumentListQuerySchema = ListQuerySchema.extend({ status: z.enum(["queued", "processing", "indexed", "failed"]).optional() }).strict();
+
+/** `GET …/events`: `until=ready` ends the stream once nothing is queued or processing. */
+export const CorpusEventsQuerySchema = z.object({ until: z.literal("ready").optional() }).strict();
+
+/** Hybrid search's fusion for one request (Weaviate's `alpha` is `vector_weight` here). */
+const FusionSchema = z
+  .object({
+    method: z.enum(["convex", "dbsf", "rrf"]).optional(),
+    vector_weight: z.number().min(0).max(1).optional(),
+  })
+  .strict();
+
+/**
+ * Reranking for one request: `true` uses the corpus's reranker, an object names a model
+ * and how many fused candidates it rescores, `false` turns the corpus's reranker off.
+ */
+const RerankOptionSchema = z.union([
+  z.boolean(),
+  z
+    .object({
+      model: z.string().min(1).max(256).optional(),
+      candidates: z.number().int().min(1).max(200).optional(),
+    })
+    .strict(),
+]);
+
+const QuestionText = z.string().trim().min(1, "must not be empty").max(8000);
+
+/**
+ * `/query` names its text `question` and `/search` names it `query`; each accepts the
+ * other name as an alias, so one request body works on both. Sending both is refused.
+ */
+function questionOrQuery<T extends { question?: string | undefined; query?: string | undefined }>(body: T, ctx: z.RefinementCtx, primary: "question" | "query"): void {
+  const alias = primary === "question" ? "query" : "question";
+  if (body.question === undefined && body.query === undefined) ctx.addIssue({ code: "custom", path: [primary], message: `is required (${alias} is accepted as its alias)` });
+  else if (body.question !== undefined && body.query !== undefined) ctx.addIssue({ code: "custom", path: [alias], message: `send either ${primary} or its alias ${alias}, not both` });
+}
+
 export const QuerySchema = z
   .object({
-    question: z.string().trim().min(1, "question must not be empty").max(8000),
+    question: QuestionText.optional(),
+    query: QuestionText.optional(),
     top_k: z.number().int().min(1).max(50).default(5),
     include_citations: z.boolean().optional(),
     stream: z.boolean().default(false),
@@ -46,17 +95,26 @@ export const QuerySchema = z
     max_tokens: z.number().int().min(1).optional(),
     filter: z.record(z.string().min(1).max(64), z.union([z.string(), z.number(), z.boolean()])).optional(),
     search: z.enum(["hybrid", "vector", "keyword"]).default("hybrid"),
+    fusion: FusionSchema.optional(),
+    rerank: RerankOptionSchema.optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((body, ctx) => questionOrQuery(body, ctx, "question"))
+  .transform(({ query, ...body }) => ({ ...body, question: (body.question ?? query)! }));
 
 export const SearchSchema = z
   .object({
-    query: z.string().trim().min(1, "query must not be empty").max(8000),
+    query: QuestionText.optional(),
+    question: QuestionText.optional(),
     top_k: z.number().int().min(1).max(100).default(5),
     filter: z.record(z.string().min(1).max(64), z.union([z.string(), z.number(), z.boolean()])).optional(),
     search: z.enum(["hybrid", "vector", "keyword"]).default("hybrid"),
+    fusion: FusionSchema.optional(),
+    rerank: RerankOptionSchema.optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((body, ctx) => questionOrQuery(body, ctx, "query"))
+  .transform(({ question, ...body }) => ({ ...body, query: (body.query ?? question)! }));
 
 export const corpusObject = (c: CorpusView): Api.Corpus => ({
   id: c.id,
@@ -65,6 +123,8 @@ export const corpusObject = (c: CorpusView): Api.Corpus => ({
   chunking: c.chunking,
   embedding_model: c.embeddingModel,
   dimensions: c.dimensions,
+  embedding_prompts: { query: c.embeddingPrompts.query, document: c.embeddingPrompts.document },
+  rerank_model: c.rerankModel,
   status: c.status,
   document_counts: c.counts,
   chunk_count: c.chunkCount,
@@ -98,20 +158,30 @@ export const uploadObject = (corpusId: string, documents: DocumentRecord[], reje
   rejected: rejected.map((r) => ({ filename: r.filename, error: r.error })),
 });
 
-/** A retrieved passage on the wire; `cited` says whether the answer used it. */
-export const citationObject = (c: Citation, cited: boolean): Api.Citation => ({
+/**
+ * A retrieved passage on the wire; `cited` says whether the answer used it, `support` where
+ * it supports the answer. `page` is the supporting passage's page when there is one, else
+ * the first page (older clients open `page`).
+ */
+export const citationObject = (c: Citation, cited = false, support: AnswerCitation["support"] = null): Api.Citation => ({
   index: c.index,
   document_id: c.documentId,
   chunk_id: c.chunkId,
   filename: c.filename,
   text: c.text,
   score: c.score,
-  page: c.pageStart,
+  page: support?.page ?? c.pageStart,
   page_start: c.pageStart,
   page_end: c.pageEnd,
+  heading_path: c.headingPath,
   metadata: c.metadata,
   cited,
+  support: support && { page: support.page, start: support.start, end: support.end },
 });
+
+const answerCitation = (c: AnswerCitation): Api.Citation => citationObject(c, c.cited, c.support);
+
+const sentenceObject = (s: AnswerSentence): Api.AnswerSentence => ({ start: s.start, end: s.end, citations: s.citations, supported: s.supported });
 
 export const corpusDeletedObject = (id: string, tombstone: TombstoneRecord): Api.CorpusDeleted => ({
   id,
@@ -123,9 +193,10 @@ export const corpusDeletedObject = (id: string, tombstone: TombstoneRecord): Api
 
 export const documentDeletedObject = (id: string, tombstone: TombstoneRecord): Api.DocumentDeleted => ({ id, object: "rag.document.deleted", deleted: true, tombstone: tombstoneObject(tombstone) });
 
-/** What a finished answer adds to its text: citations marked cited or not, usage, why it ended. */
+/** What a finished answer adds to its text: citations marked cited or not, its sentences' sources, usage, why it ended. */
 export interface AnswerEnding {
   citations: AnswerCitation[];
+  sentences: AnswerSentence[];
   promptTokens: number;
   completionTokens: number;
   finishReason: FinishReason;
@@ -140,7 +211,8 @@ export const answerObject = (id: string, started: StartedQuery, answer: string, 
   model: started.model,
   answer,
   grounded: started.run !== null,
-  citations: ending.citations.map((c) => citationObject(c, c.cited)),
+  citations: ending.citations.map(answerCitation),
+  sentences: ending.sentences.map(sentenceObject),
   usage: usageOf(ending),
   finish_reason: ending.finishReason,
   created_at: createdAt,
@@ -152,16 +224,26 @@ export const answerCitationsEvent = (id: string, started: StartedQuery, ending: 
   object: "rag.answer.citations",
   id,
   grounded: started.run !== null,
-  citations: ending.citations.map((c) => citationObject(c, c.cited)),
+  citations: ending.citations.map(answerCitation),
+  sentences: ending.sentences.map(sentenceObject),
   usage: usageOf(ending),
   finish_reason: ending.finishReason,
 });
 
-export const searchResultObject = (found: { citations: (Citation & { headingPath: string[] })[]; relevant: boolean; bestSimilarity: number | null }): Api.SearchResult => ({
+export const searchResultObject = (found: Retrieval): Api.SearchResult => ({
   object: "list",
-  data: found.citations.map(({ headingPath, ...c }) => ({ ...citationObject(c, false), heading_path: headingPath })),
+  data: found.citations.map((c) => citationObject(c)),
   relevant: found.relevant,
   best_similarity: found.bestSimilarity,
+  evidence: {
+    best_similarity: found.evidence.bestSimilarity,
+    similarity_gap: found.evidence.similarityGap,
+    keyword_coverage: found.evidence.keywordCoverage,
+    unknown_term_share: found.evidence.unknownTermShare,
+    missing_max_idf: found.evidence.missingMaxIdf,
+    rerank_score: found.evidence.rerankScore,
+  },
+  reranked_by: found.reranked,
 });
 
 /** An indexing event for the `/events` stream (snapshots are sent by the route). */
@@ -194,3 +276,16 @@ export const chunkContextObject = (p: PassageInContext): Api.ChunkContext => ({
   before: p.before,
   after: p.after,
 });
+
+/** The request's reranking, in the service's terms (undefined: the corpus's setting). */
+export function rerankOf(rerank: z.infer<typeof RerankOptionSchema> | undefined): RerankChoice | undefined {
+  if (rerank === undefined || rerank === true) return rerank === true ? { use: "corpus" } : undefined;
+  if (rerank === false) return { use: "none" };
+  return { use: rerank.model ? "model" : "corpus", ...(rerank.model ? { model: rerank.model } : {}), ...(rerank.candidates ? { candidates: rerank.candidates } : {}) };
+}
+
+/** The request's fusion, in the service's terms. */
+export function fusionOf(fusion: z.infer<typeof FusionSchema> | undefined): { method?: "convex" | "dbsf" | "rrf"; vectorWeight?: number } | undefined {
+  if (!fusion) return undefined;
+  return { ...(fusion.method ? { method: fusion.method } : {}), ...(fusion.vector_weight !== undefined ? { vectorWeight: fusion.vector_weight } : {}) };
+}

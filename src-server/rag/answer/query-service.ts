@@ -6,25 +6,44 @@
 import type { Principal } from "../../domain/scopes.js";
 import type { ChatRun, InferenceEngine } from "../../engine/types.js";
 import { ServiceError, invalidRequest } from "../../errors.js";
-import type { ModelRegistry } from "../../models/model-registry.js";
+import type { ModelEntry, ModelRegistry } from "../../models/model-registry.js";
 import type { CorpusKeyring } from "../../security/corpus-keyring.js";
 import type { ChunkStore } from "../../store/chunk-store.js";
 import type { DocumentStore } from "../../store/document-store.js";
 import { openContent } from "../chunk-codec.js";
 import type { CorpusService } from "../corpus-service.js";
 import type { CorpusIndexes } from "../retrieval/corpus-indexes.js";
-import type { HybridFusion, SearchMode } from "../retrieval/corpus-index.js";
-import { citedIndexes, groundedMessages, notInCorpusAnswer } from "./grounded-prompt.js";
+import type { HybridFusion, RelevanceEvidence, SearchMode } from "../retrieval/corpus-index.js";
+import type { PageBreak } from "../chunking/types.js";
+import { supportAnswer, type SupportedAnswer } from "./answer-support.js";
+import { groundedMessages, notInCorpusAnswer } from "./grounded-prompt.js";
 
 export interface QueryInput {
   question: string;
   topK: number;
   search: SearchMode;
   filter?: Record<string, string | number | boolean> | undefined;
+  /** Hybrid mode: how to fuse the two signals (default: the server's `rag.hybridFusion`). */
+  fusion?: Partial<HybridFusion> | undefined;
+  /** Reranking of the fused candidates (default: the corpus's reranker, if it has one). */
+  rerank?: RerankChoice | undefined;
   model?: string | undefined;
   temperature?: number | undefined;
   maxTokens?: number | undefined;
 }
+
+/**
+ * Which reranker a query uses: the corpus's (`corpus`, an error when it has none), a
+ * named rerank model, or none. `candidates`: how many fused results it rescores.
+ */
+export interface RerankChoice {
+  use: "corpus" | "model" | "none";
+  model?: string;
+  candidates?: number;
+}
+
+/** Fused candidates a reranker rescores when the query does not say (it then keeps the best `top_k`). */
+export const DEFAULT_RERANK_CANDIDATES = 30;
 
 export interface Citation {
   index: number;
@@ -36,12 +55,18 @@ export interface Citation {
   /** 1-based first and last page of the passage (PDF); null for formats without pages. */
   pageStart: number | null;
   pageEnd: number | null;
+  /** Where each page begins inside `text` (absent without pages, or for chunks stored before it was recorded). */
+  pageBreaks?: PageBreak[] | undefined;
+  /** Enclosing headings of the passage, outermost first. */
+  headingPath: string[];
   metadata: Record<string, unknown>;
 }
 
-/** A citation as the answer returns it: whether the answer used the source. */
+/** A citation as the answer returns it: whether the answer used the source, and where the source supports it. */
 export interface AnswerCitation extends Citation {
   cited: boolean;
+  /** The passage of `text` that supports the answer, and its page; null when the source supports nothing. */
+  support: { page: number | null; start: number; end: number } | null;
 }
 
 export interface StartedQuery {
@@ -61,6 +86,11 @@ export interface Retrieval {
   relevant: boolean;
   /** Cosine similarity of the closest chunk (null in keyword mode). */
   bestSimilarity: number | null;
+  /** What `relevant` was decided from (plus the reranker's best score, when one ran). */
+  evidence: RelevanceEvidence & { rerankScore: number | null };
+  /** The reranker that ordered the citations, or null. */
+  reranked: string | null;
+  /** Tokens spent embedding the question and reranking. */
   queryTokens: number;
 }
 
@@ -96,36 +126,62 @@ export class QueryService {
     let vector: Float32Array | null = null;
     let queryTokens = 0;
     if (input.search !== "keyword") {
-      const embedded = await this.deps.engine.embed(this.deps.registry.resolve(corpus.embeddingModel, "embedding_model"), [input.question], signal);
+      const embedded = await this.deps.engine.embed(this.deps.registry.resolve(corpus.embeddingModel, "embedding_model"), [corpus.embeddingPrompts.query + input.question], signal);
       vector = embedded.vectors[0] ?? null;
       queryTokens = embedded.promptTokens;
     }
     const documentIds = input.filter && Object.keys(input.filter).length > 0 ? this.deps.documents.idsMatching(corpusId, input.filter) : undefined;
     const index = await this.deps.indexes.get(corpusId);
-    const hits = await index.search({ mode: input.search, text: input.question, vector, topK: input.topK, documentIds, fusion: this.deps.fusion });
-    const bestSimilarity = hits.reduce((best, h) => Math.max(best, h.similarity ?? -1), -1);
-    const relevant = hits.length > 0 && (input.search === "keyword" || bestSimilarity >= this.deps.minSimilarity);
+    const reranker = this.rerankerFor(corpus.rerankModel, input.rerank);
+    const depth = reranker ? Math.max(input.topK, reranker.candidates) : input.topK;
+    const hits = await index.search({ mode: input.search, text: input.question, vector, topK: depth, documentIds, fusion: { ...this.deps.fusion, ...input.fusion } });
 
     const cipher = await this.deps.keyring.cipher(corpusId);
     const sealed = new Map(this.deps.chunks.byIds(hits.map((h) => h.chunkId)).map((c) => [c.id, c]));
-    const citations: (Citation & { headingPath: string[] })[] = [];
+    let passages: Omit<Citation, "index">[] = [];
     for (const hit of hits) {
       const chunk = sealed.get(hit.chunkId);
       const document = chunk && this.deps.documents.getById(chunk.documentId);
       if (!chunk || !document) continue; // deleted between search and read
       const content = openContent(cipher, chunk.id, chunk.content);
-      citations.push({ index: citations.length + 1, documentId: document.id, chunkId: chunk.id, filename: document.filename, text: content.text, score: hit.score, pageStart: chunk.pageStart, pageEnd: chunk.pageEnd, metadata: document.metadata, headingPath: content.headingPath });
+      passages.push({ documentId: document.id, chunkId: chunk.id, filename: document.filename, text: content.text, score: hit.score, pageStart: chunk.pageStart, pageEnd: chunk.pageEnd, metadata: document.metadata, headingPath: content.headingPath, pageBreaks: content.pageBreaks });
     }
-    return { citations, relevant, bestSimilarity: bestSimilarity < -0.5 ? null : bestSimilarity, queryTokens };
+    let rerankScore: number | null = null;
+    if (reranker && passages.length > 0) {
+      // The cross-encoder reads question and passage together; its score replaces the fused one.
+      const ranked = await this.deps.engine.rerank(reranker.entry, input.question, passages.map((p) => p.text), signal);
+      queryTokens += ranked.promptTokens;
+      passages = passages.map((p, i) => ({ ...p, score: ranked.scores[i] ?? 0 })).sort((a, b) => b.score - a.score);
+      rerankScore = passages[0]!.score;
+    }
+    passages = passages.slice(0, input.topK);
+    const kept = new Set(passages.map((p) => p.chunkId));
+    const finalHits = hits.filter((h) => kept.has(h.chunkId));
+    const bestSimilarity = finalHits.reduce((best, h) => Math.max(best, h.similarity ?? -1), -1);
+    const evidence = { ...(await index.evidence(input.question, vector, finalHits)), rerankScore };
+    const relevant = finalHits.length > 0 && (input.search === "keyword" || bestSimilarity >= this.deps.minSimilarity);
+    const citations = passages.map((p, i) => ({ ...p, index: i + 1 }));
+    return { citations, relevant, bestSimilarity: bestSimilarity < -0.5 ? null : bestSimilarity, evidence, reranked: reranker?.name ?? null, queryTokens };
+  }
+
+  /** The reranker `choice` asks for, given the corpus's; null for none. */
+  private rerankerFor(corpusReranker: string | null, choice: RerankChoice | undefined): { name: string; entry: ModelEntry; candidates: number } | null {
+    const use = choice?.use ?? (corpusReranker ? "corpus" : "none");
+    if (use === "none") return null;
+    const name = use === "model" ? choice!.model! : corpusReranker;
+    if (!name) throw invalidRequest("This corpus has no reranker: name one in rerank.model, or set the corpus's rerank_model (PATCH /v1/rag/corpora/{id}).", "no_reranker", "rerank");
+    const entry = this.deps.registry.resolve(name, use === "model" ? "rerank.model" : "rerank_model");
+    if (entry.type !== "rerank") throw invalidRequest(`'${name}' is a ${entry.type} model; reranking needs a rerank model (GET /v1/models lists each model's type)`, "model_not_rerank", use === "model" ? "rerank.model" : "rerank_model");
+    return { name, entry, candidates: choice?.candidates ?? DEFAULT_RERANK_CANDIDATES };
   }
 
   /** Retrieves and admits the answer generation; every error here precedes any output. */
   async start(principal: Principal, corpusId: string, input: QueryInput, signal: AbortSignal): Promise<StartedQuery> {
     const modelName = input.model ?? this.deps.registry.defaultName("chat", this.deps.defaultChatModel);
     const chatModel = this.deps.registry.resolve(modelName, "model");
-    if (chatModel.type !== "chat") throw invalidRequest(`'${modelName}' is an embedding model and cannot answer questions`, "model_not_supported", "model");
+    if (chatModel.type !== "chat") throw invalidRequest(`'${modelName}' is ${chatModel.type === "embedding" ? "an embedding" : `a ${chatModel.type}`} model and cannot answer questions`, "model_not_supported", "model");
     const found = await this.retrieve(principal, corpusId, input, signal);
-    const citations = found.citations.map(({ headingPath: _h, ...c }) => c);
+    const citations = found.citations;
     if (!found.relevant || citations.length === 0) {
       return { corpusId, model: modelName, citations, run: null, fallback: notInCorpusAnswer(input.question), queryTokens: found.queryTokens };
     }
@@ -146,9 +202,13 @@ export class QueryService {
     return { corpusId, model: modelName, citations, run, fallback: null, queryTokens: found.queryTokens };
   }
 
-  /** The citations of a finished answer, each marked with whether the answer cites it (`[n]`). */
-  citationsFor(started: StartedQuery, answer: string): AnswerCitation[] {
-    const cited = started.fallback !== null ? new Set<number>() : citedIndexes(answer, started.citations.length);
-    return started.citations.map((c) => ({ ...c, cited: cited.has(c.index) }));
+  /**
+   * The citations of a finished answer, each marked with whether the answer uses it (a
+   * `[n]` marker or a sentence it supports) and the passage that supports it, plus the
+   * answer's sentences with their sources (`answer-support.ts`). `answer` is the text the
+   * client receives: sentence offsets point into it.
+   */
+  attribute(started: StartedQuery, answer: string): SupportedAnswer {
+    return supportAnswer(started.citations, answer, started.fallback === null);
   }
 }

@@ -28,6 +28,7 @@ export function buildChunks(ctx: ChunkContext, spans: readonly TextSpan[]): Chun
         end: piece.end,
         pageStart,
         pageEnd,
+        pageBreaks: outline.pageBreaks(piece.start, piece.end),
         headingPath: outline.headingPath(piece.start, piece.end),
         tokenCount: piece.tokens,
       });

@@ -57,7 +57,7 @@ describe("chunkDocument", () => {
       const chunks = await chunkDocument(doc, opts, fakeDeps());
       assertValidChunks(doc, chunks, opts);
       assert.equal(chunks.length, 1);
-      assert.deepEqual(chunks[0], { index: 0, text: doc.text, start: 0, end: doc.text.length, pageStart: null, pageEnd: null, headingPath: [], tokenCount: 8 });
+      assert.deepEqual(chunks[0], { index: 0, text: doc.text, start: 0, end: doc.text.length, pageStart: null, pageEnd: null, pageBreaks: [], headingPath: [], tokenCount: 8 });
     });
 
     it(`${strategy}: a blank document gives no chunks`, async () => {
@@ -107,6 +107,13 @@ describe("chunkDocument", () => {
         [["Bab 2"], 3, 3],
       ],
     );
+    // Where page 2 begins inside the first chunk, so a citation of its second sentence says page 2.
+    const first = chunks[0]!;
+    assert.deepEqual(first.pageBreaks, [
+      [0, 1],
+      [first.text.indexOf("Ayat kedua"), 2],
+    ]);
+    assert.deepEqual(chunks[1]!.pageBreaks, [[0, 3]]);
   });
 
   it("rejects unknown strategies and impossible sizes", async () => {

@@ -15,7 +15,7 @@ export interface InvariantOptions {
  * Throws unless `chunks` is a valid chunking of `doc`: indexes 0..n-1; each chunk's text
  * is exactly `doc.text.slice(start, end)` and not blank; `tokenCount <= maxTokens`;
  * chunks in document order, disjoint unless `allowOverlap`; page ranges both null or
- * ordered; and every non-whitespace character of every block inside some chunk.
+ * ordered, page breaks inside the text and the range (from offset 0, none without pages); and every non-whitespace character of every block inside some chunk.
  * Cost: one pass over the blocks and chunks, no tokenizer calls.
  * @throws Error naming the first violation (a chunker bug, never bad input).
  */
@@ -33,6 +33,7 @@ export function assertChunkInvariants(doc: ParsedDocument, chunks: readonly Chun
     if ((chunk.pageStart === null) !== (chunk.pageEnd === null) || (chunk.pageStart ?? 0) > (chunk.pageEnd ?? 0)) {
       fail(chunk, `bad page range ${chunk.pageStart}–${chunk.pageEnd}`);
     }
+    checkPageBreaks(chunk, (message) => fail(chunk, message));
     if (prev !== null) {
       if (chunk.start <= prev.start) fail(chunk, "out of document order");
       if (!options.allowOverlap && chunk.start < prev.end) fail(chunk, "overlaps the previous chunk");
@@ -40,6 +41,20 @@ export function assertChunkInvariants(doc: ParsedDocument, chunks: readonly Chun
     prev = chunk;
   });
   assertCovered(doc, chunks, (message) => fail(null, message));
+}
+
+/** Page breaks: none without pages; else from offset 0, offsets rising inside the text, pages inside the range. */
+function checkPageBreaks(chunk: ChunkDraft, fail: (message: string) => never): void {
+  const breaks = chunk.pageBreaks;
+  if (chunk.pageStart === null) {
+    if (breaks.length > 0) fail("page breaks in a chunk without pages");
+    return;
+  }
+  if (breaks[0]?.[0] !== 0) fail("page breaks do not start at offset 0");
+  breaks.forEach(([offset, page], i) => {
+    if (i > 0 && !(offset > breaks[i - 1]![0] && offset < chunk.text.length)) fail(`page break at ${offset} out of order or outside the text`);
+    if (page < chunk.pageStart! || page > chunk.pageEnd!) fail(`page break to page ${page} outside ${chunk.pageStart}–${chunk.pageEnd}`);
+  });
 }
 
 /** Every non-whitespace character of every block lies in some chunk (chunks sorted by start). */

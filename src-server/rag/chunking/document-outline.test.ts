@@ -52,4 +52,17 @@ describe("DocumentOutline", () => {
     assert.deepEqual(outline.pages(doc.text.indexOf("dua"), doc.text.indexOf("dua") + 2), { pageStart: 2, pageEnd: 2 });
     assert.deepEqual(outline.pages(doc.text.indexOf("dua"), doc.text.indexOf("tiga") + 1), { pageStart: 2, pageEnd: 4 });
   });
+
+  it("records where each page begins inside a range", () => {
+    const doc = makeDocument([p("satu", 1), p("satu lagi", 1), p("dua", 2), p("tiga", 4)], "pdf");
+    const outline = new DocumentOutline(doc);
+    const from = doc.text.indexOf("lagi");
+    assert.deepEqual(outline.pageBreaks(from, doc.text.length), [
+      [0, 1],
+      [doc.text.indexOf("dua") - from, 2],
+      [doc.text.indexOf("tiga") - from, 4],
+    ]);
+    assert.deepEqual(outline.pageBreaks(doc.text.indexOf("dua"), doc.text.indexOf("dua") + 3), [[0, 2]]);
+    assert.deepEqual(new DocumentOutline(makeDocument([p("tiada halaman")])).pageBreaks(0, 5), []);
+  });
 });

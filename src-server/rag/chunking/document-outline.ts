@@ -5,6 +5,7 @@
  */
 import type { Block, ParsedDocument } from "../ingest/types.js";
 import { trimSpan } from "./text-span.js";
+import type { PageBreak } from "./types.js";
 
 /** A block as chunkers see it: offsets trimmed and valid, heading level defaulted. */
 export interface OutlineBlock {
@@ -70,6 +71,22 @@ export class DocumentOutline {
       pageEnd = pageEnd === null ? page : Math.max(pageEnd, page);
     }
     return { pageStart, pageEnd };
+  }
+
+  /**
+   * Where each page begins inside the range `[start, end)`, as `[offset from start, page]`
+   * pairs in order: the first at offset 0 (the page of the first paged block), then one at
+   * each block whose page differs from the one before. Empty for page-less documents.
+   */
+  pageBreaks(start: number, end: number): PageBreak[] {
+    const [first, last] = this.blockRange(start, end);
+    const breaks: PageBreak[] = [];
+    for (let i = first; i <= last; i++) {
+      const { page, start: blockStart } = this.blocks[i]!;
+      if (page === null || breaks.at(-1)?.[1] === page) continue;
+      breaks.push([breaks.length === 0 ? 0 : Math.max(0, blockStart - start), page]);
+    }
+    return breaks;
   }
 
   /** Indexes of the first and last block overlapping `[start, end)` (first > last when none). */

@@ -5,6 +5,12 @@ import type { ChunkingStrategy } from "../../domain/vocabulary.js";
 
 export type { ChunkingStrategy };
 
+/**
+ * Where a page begins inside a chunk's text: `[offset, page]`, the offset into the chunk
+ * text and the 1-based page from there on. The first entry is at offset 0.
+ */
+export type PageBreak = [offset: number, page: number];
+
 export interface ChunkDraft {
   /** 0-based position in the document. */
   index: number;
@@ -15,6 +21,8 @@ export interface ChunkDraft {
   /** 1-based first and last page the chunk spans; null for formats without pages. */
   pageStart: number | null;
   pageEnd: number | null;
+  /** Where each page begins inside `text`, in order (empty for formats without pages). */
+  pageBreaks: PageBreak[];
   /** Enclosing headings, outermost first (e.g. ["Annual report", "Finance"]). */
   headingPath: string[];
   /** Tokens, counted with the corpus's embedding model tokenizer. */

@@ -36,6 +36,15 @@ describe("detectFormat", () => {
     assert.equal(detectFormat(zip, "notes.docx"), null, "a ZIP without word/document.xml is not a DOCX");
   });
 
+  it("reads text that begins like a binary signature as text (signatures match whole)", () => {
+    for (const start of ["PKD1 Inhibits AMPKα2 Signalling", "PK is a protein kinase", "MZM-2 binds", "GIF8 levels", "RIFF analysis of WAVE data", "Rar! said the crowd", "7z archives", "\u007fELF is rare"]) {
+      const expected = start.startsWith("\u007f") ? null : "txt"; // DEL is a control byte: one in a short text is too many
+      assert.equal(detectFormat(text(`${start}\n\nThe abstract follows.`), "abstract.txt"), expected, start);
+    }
+    assert.equal(detectFormat(text("RIFF\u0010\u0000\u0000\u0000WAVEfmt "), "sound.txt"), null, "a real RIFF header");
+    assert.equal(detectFormat(new Uint8Array([0x50, 0x4b, 0x05, 0x06, ...new Array(18).fill(0)]), "empty.txt"), null, "an empty ZIP");
+  });
+
   it("refuses text with NULs or many control bytes, and text with unknown extensions", () => {
     assert.equal(detectFormat(text("hello\0world"), "a.txt"), null);
     const controls = new Uint8Array(1000).map((_, i) => (i % 20 === 0 ? 0x01 : 0x61));

@@ -20,22 +20,31 @@ const TEXT_EXTENSIONS: Record<string, DocumentFormat> = {
 const BINARY_EXTENSIONS: Record<string, DocumentFormat> = { pdf: "pdf", docx: "docx" };
 const DOCX_MAIN_PART = "word/document.xml";
 
-/** Signatures of common binary files that must never pass as text. */
-const BINARY_SIGNATURES: number[][] = [
-  [0x89, 0x50, 0x4e, 0x47], // PNG
+/**
+ * Signatures of common binary files that must never pass as text, each matched whole:
+ * text may begin with the same letters ("PKD1 inhibits…", "RIFF analysis", "MZM-2").
+ * Windows executables ("MZ") need no entry: their headers hold NUL bytes, which text does not.
+ */
+const BINARY_SIGNATURES: (number | null)[][] = [
+  [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], // PNG
   [0xff, 0xd8, 0xff], // JPEG
-  [0x47, 0x49, 0x46, 0x38], // GIF
+  [...ascii("GIF87a")],
+  [...ascii("GIF89a")],
   [0x7f, 0x45, 0x4c, 0x46], // ELF
-  [0x4d, 0x5a], // MZ (Windows executable)
   [0xcf, 0xfa, 0xed, 0xfe], // Mach-O
-  [0x1f, 0x8b], // gzip
-  [0x50, 0x4b], // ZIP (other than DOCX)
-  [0xd0, 0xcf, 0x11, 0xe0], // OLE2 (.doc, .xls)
-  [0x37, 0x7a, 0xbc, 0xaf], // 7z
-  [0x52, 0x61, 0x72, 0x21], // RAR
+  [0x1f, 0x8b, 0x08], // gzip (deflate)
+  [0x50, 0x4b, 0x05, 0x06], // empty ZIP (a ZIP with entries starts PK\x03\x04 and is read as one)
+  [0x50, 0x4b, 0x07, 0x08], // spanned ZIP
+  [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1], // OLE2 (.doc, .xls)
+  [0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c], // 7z
+  [...ascii("Rar!"), 0x1a, 0x07], // RAR
   [0x00, 0x61, 0x73, 0x6d], // WebAssembly
-  [0x52, 0x49, 0x46, 0x46], // RIFF (WebP, WAV, AVI)
+  ...["WEBP", "WAVE", "AVI "].map((kind) => [...ascii("RIFF"), null, null, null, null, ...ascii(kind)]), // RIFF: a size, then the kind
 ];
+
+function ascii(text: string): number[] {
+  return [...text].map((c) => c.charCodeAt(0));
+}
 
 /** How much of the start of a file the text heuristics look at. */
 const SNIFF_BYTES = 64 * 1024;
@@ -92,8 +101,9 @@ function isText(bytes: Uint8Array): boolean {
   return control <= length * MAX_CONTROL_RATIO;
 }
 
-function hasBom(bytes: Uint8Array, signature: number[]): boolean {
-  return signature.every((b, i) => bytes[i] === b);
+/** Whether the bytes start with `signature` (null: any byte). */
+function hasBom(bytes: Uint8Array, signature: (number | null)[]): boolean {
+  return bytes.length >= signature.length && signature.every((b, i) => b === null || bytes[i] === b);
 }
 
 /** HTML sniffing in the spirit of the WHATWG MIME sniffing rules, limited to unambiguous document markers. */

@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import * as lancedb from "@lancedb/lancedb";
 import { CorpusIndex, type IndexedChunk } from "./corpus-index.js";
-import { reciprocalRankFusion } from "./reciprocal-rank-fusion.js";
 
 const unit = (values: number[]) => {
   const norm = Math.hypot(...values);
@@ -63,12 +62,36 @@ describe("CorpusIndex (in-memory LanceDB)", () => {
     assert.ok(!after.some((h) => h.documentId === "doc_1"));
     assert.equal(await index.count(), 3);
   });
-});
 
-describe("reciprocalRankFusion", () => {
-  it("rewards items in both lists over items high in one", () => {
-    const fused = reciprocalRankFusion([["a", "b", "c"], ["c", "d", "b"]]);
-    assert.deepEqual(fused.map((f) => f.id).slice(0, 2), ["c", "b"]);
-    assert.ok(Math.abs(fused[0]!.score - (1 / 63 + 1 / 61)) < 1e-12);
+  it("keeps a rare word's only document in a hybrid result, unless the word is a small part of a long question", async () => {
+    // Ten passages close to the query vector, none with the word; one far away holds it.
+    const close = Array.from({ length: 10 }, (_, i): IndexedChunk => ({ id: `chk_n${i}`, documentId: `doc_n${i}`, text: `Flood relief centre report number ${i} for the district office and the welfare department.`, vector: unit([1, 0.01 * i, 0, 0]) }));
+    const rare: IndexedChunk = { id: "chk_r", documentId: "doc_r", text: "Laporan mangsa banjir di Kuala Krai.", vector: unit([0, 0, 0, 1]) };
+    const own = await CorpusIndex.open(db, "corp_rare", [...close, rare]);
+    try {
+      const typed = await own.search({ mode: "hybrid", text: "banjir", vector: unit([1, 0, 0, 0]), topK: 3 });
+      assert.ok(typed.some((h) => h.chunkId === "chk_r"), "the one document with the typed word stays in the top 3");
+      const long = "How many people were in the district office relief centre report for the welfare department on the worst day of the banjir";
+      const asked = await own.search({ mode: "hybrid", text: long, vector: unit([1, 0, 0, 0]), topK: 3 });
+      assert.ok(!asked.some((h) => h.chunkId === "chk_r"), "one rare word among many does not push out the passages that match the question");
+      assert.equal((await own.search({ mode: "hybrid", text: "banjir", vector: unit([1, 0, 0, 0]), topK: 3, keepRareTerms: false })).some((h) => h.chunkId === "chk_r"), false, "the guarantee is what kept it");
+    } finally {
+      await own.close();
+    }
+  });
+
+  it("reports the evidence a relevance gate needs: coverage of the question's words and words the corpus never saw", async () => {
+    const hits = await index.search({ mode: "hybrid", text: "Kelantan floods December", vector: unit([0.9, 0.2, 0, 0]), topK: 2 });
+    const found = await index.evidence("Kelantan floods December", unit([0.9, 0.2, 0, 0]), hits);
+    assert.equal(found.keywordCoverage, 1, "one result holds every word");
+    assert.equal(found.unknownTermShare, 0);
+    assert.ok(found.bestSimilarity! > 0.9 && found.similarityGap! > 0);
+    const offTopic = await index.evidence("Who won the 1998 FIFA World Cup?", unit([0, 0, 0, 1]), []);
+    assert.equal(offTopic.unknownTermShare, 1, "no passage has any of its words");
+    assert.equal(offTopic.keywordCoverage, 0);
+    const none = await index.evidence("the and of", null, []);
+    assert.equal(none.terms, 0);
+    assert.equal(none.keywordCoverage, null);
+    assert.equal(none.bestSimilarity, null);
   });
 });

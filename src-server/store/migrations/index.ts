@@ -11,6 +11,8 @@ import { m006RateLimits } from "./006-rate-limits.js";
 import { m007Audit } from "./007-audit.js";
 import { m008Tombstones } from "./008-tombstones.js";
 import { m009ServiceAccounts } from "./009-service-accounts.js";
+import { m010EmbeddingPrompts } from "./010-embedding-prompts.js";
+import { m011CorpusReranker } from "./011-corpus-reranker.js";
 
 export interface Migration {
   version: number;
@@ -18,4 +20,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [m001Core, m002Rag, m003Sessions, m004Conversations, m005ModelFiles, m006RateLimits, m007Audit, m008Tombstones, m009ServiceAccounts];
+export const MIGRATIONS: readonly Migration[] = [m001Core, m002Rag, m003Sessions, m004Conversations, m005ModelFiles, m006RateLimits, m007Audit, m008Tombstones, m009ServiceAccounts, m010EmbeddingPrompts, m011CorpusReranker];
