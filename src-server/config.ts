@@ -120,6 +120,24 @@ export const ConfigSchema = z
          * clearly off-topic questions with normalised models; tune per embedding model.
          */
         minSimilarity: z.number().min(-1).max(1).default(0.2),
+        /**
+         * The relevance gate of grounded answers (`rag/answer/relevance-gate.ts`): before it
+         * answers, the chat model is asked whether the sources hold the answer (one prompt
+         * evaluation, reused by the answer that follows), and that judgement combined with
+         * the retrieval evidence decides between an answer and the "not in the corpus" reply.
+         * `false`: the retrieval evidence alone decides (cheaper, catches off-topic questions only).
+         */
+        relevanceJudge: z.boolean().default(true),
+        /**
+         * Fitted gates (`npm run eval:gate`) by "embedding model|chat model" (either side may
+         * be `*`), added to the built-in ones for the starter models.
+         */
+        relevanceGates: z
+          .record(
+            z.string().regex(/^[^|]+\|[^|]+$/),
+            z.object({ intercept: z.number(), weights: z.record(z.enum(["best_similarity", "similarity_gap", "keyword_coverage", "unknown_term_share", "missing_max_idf", "judge"]), z.number()), threshold: z.number().min(0).max(1) }).strict(),
+          )
+          .default({}),
         /** Hybrid search: `convex` (normalised scores, weighted) or `rrf` (reciprocal rank fusion). */
         hybridFusion: z.enum(["convex", "dbsf", "rrf"]).default("convex"),
         /** Convex fusion: weight of the vector list, 0–1 (the keyword list gets the rest). */

@@ -423,6 +423,8 @@ function composeRag(config: Config, db: Database, registry: ModelRegistry, engin
     defaultChatModel: config.models.defaultChat,
     minSimilarity: config.rag.minSimilarity,
     fusion: { method: config.rag.hybridFusion, vectorWeight: config.rag.hybridVectorWeight },
+    relevanceJudge: config.rag.relevanceJudge,
+    relevanceGates: config.rag.relevanceGates,
   });
   const sources = new SourceService({ corpora, documents: documentStore, chunks: chunkStore, keyring, blobs });
   return { indexer, indexes, cold, services: { corpora, documents, queries, sources, events, tombstones } };

@@ -12,11 +12,12 @@ export const patchCorpus = (c: ApiClient, id: string, body: PatchCorpusRequest) 
 export const deleteCorpus = (c: ApiClient, id: string) => c.json<CorpusDeleted>("DELETE", base(id));
 
 /** Every document of a corpus (follows `has_more`). */
-export async function listDocuments(c: ApiClient, id: string): Promise<RagDocument[]> {
+/** Every document of a corpus (at most 5,000), or only those with `status`. */
+export async function listDocuments(c: ApiClient, id: string, status?: RagDocument["status"]): Promise<RagDocument[]> {
   const all: RagDocument[] = [];
   let after: string | null = null;
   for (let i = 0; i < 50; i++) {
-    const query: string = `?limit=100&order=asc${after ? `&after=${encodeURIComponent(after)}` : ""}`;
+    const query: string = `?limit=100&order=asc${status ? `&status=${status}` : ""}${after ? `&after=${encodeURIComponent(after)}` : ""}`;
     const page = await c.json<ListPage<RagDocument>>("GET", `${base(id)}/documents${query}`);
     all.push(...page.data);
     if (!page.has_more || !page.last_id) break;

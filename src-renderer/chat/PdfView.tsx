@@ -25,11 +25,17 @@ export interface PdfViewProps {
   pageStart: number;
   pageEnd: number | null;
   passage: string;
+  /**
+   * The page of the part of the passage that supports the answer, and that part: drawn in
+   * view and highlighted more strongly than the rest of the passage.
+   */
+  focusPage?: number | null;
+  support?: string | null;
   /** Called when the file cannot be shown, so the caller can show the text instead. */
   onUnavailable?: (error: unknown) => void;
 }
 
-export default function PdfView({ corpusId, documentId, pageStart, pageEnd, passage }: PdfViewProps) {
+export default function PdfView({ corpusId, documentId, pageStart, pageEnd, passage, focusPage = null, support = null }: PdfViewProps) {
   const { t } = useI18n();
   const client = useApi();
   const host = useRef<HTMLDivElement>(null);
@@ -43,8 +49,11 @@ export default function PdfView({ corpusId, documentId, pageStart, pageEnd, pass
     const task = pdfjs.getDocument({ data: new Uint8Array(content.data.slice(0)), isEvalSupported: false, enableXfa: false });
     const render = async () => {
       const pdf = await task.promise;
-      const first = Math.max(1, pageStart);
+      // The pages of the passage, at most MAX_PAGES of them, always including the supporting page.
+      const focus = focusPage !== null && focusPage >= pageStart && focusPage <= (pageEnd ?? pageStart) ? focusPage : null;
+      const first = Math.max(1, pageStart, focus !== null ? focus - MAX_PAGES + 1 : 1);
       const last = Math.min(pdf.numPages, Math.max(first, pageEnd ?? first), first + MAX_PAGES - 1);
+      let focusDiv: HTMLElement | null = null;
       const width = container.clientWidth || 400;
       const spans: HTMLElement[] = [];
       container.replaceChildren();
@@ -55,6 +64,7 @@ export default function PdfView({ corpusId, documentId, pageStart, pageEnd, pass
         const viewport = page.getViewport({ scale });
         const pageDiv = document.createElement("div");
         pageDiv.className = "pdf-page";
+        if (n === focus) focusDiv = pageDiv;
         pageDiv.style.setProperty("--scale-factor", String(scale));
         pageDiv.style.setProperty("--total-scale-factor", String(scale));
         pageDiv.style.width = `${viewport.width}px`;
@@ -82,7 +92,11 @@ export default function PdfView({ corpusId, documentId, pageStart, pageEnd, pass
         passage,
       );
       for (const i of hits) spans[i]?.classList.add("passage-hl");
-      spans[hits[0] ?? -1]?.scrollIntoView({ block: "center" });
+      const strong = support ? findPassageSpans(spans.map((s) => s.textContent ?? ""), support) : [];
+      for (const i of strong) spans[i]?.classList.add("support-hl");
+      // In view: the supporting sentence, else the passage, else the supporting page.
+      const target = spans[strong[0] ?? hits[0] ?? -1] ?? focusDiv;
+      target?.scrollIntoView({ block: "center" });
       setState({ status: "done", found: hits.length > 0 });
       await pdf.destroy();
     };
@@ -93,7 +107,7 @@ export default function PdfView({ corpusId, documentId, pageStart, pageEnd, pass
       cancelled = true;
       void task.destroy();
     };
-  }, [content.data, pageStart, pageEnd, passage, t]);
+  }, [content.data, pageStart, pageEnd, passage, focusPage, support, t]);
 
   if (content.isError) return <ErrorNotice error={content.error} compact />;
   return (

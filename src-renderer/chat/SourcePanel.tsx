@@ -31,6 +31,10 @@ export function SourcePanel({ source, onClose }: { source: OpenSource; onClose: 
   const pageEnd = chunk.data?.page_end ?? citation.page_end;
   const pdf = isPdf(chunk.data?.content_type, citation.filename) && pageStart !== null;
   const passage = chunk.data?.text ?? citation.text;
+  // The part of the passage that supports the answer (offsets into the citation's text).
+  const support = citation.support && citation.support.end > citation.support.start ? citation.support : null;
+  const supportText = support ? citation.text.slice(support.start, support.end) : null;
+  const supportAt = supportText ? passage.indexOf(supportText) : -1;
   const chunkMissing = chunk.isError && isMissingEndpoint(chunk.error, ["chunk_not_found"]);
 
   return (
@@ -48,6 +52,7 @@ export function SourcePanel({ source, onClose }: { source: OpenSource; onClose: 
           </h2>
           <p className="source-sub">
             {pageStart !== null && (pageEnd !== null && pageEnd !== pageStart ? t("chat.pages", { from: pageStart, to: pageEnd }) : t("chat.page", { n: pageStart }))}
+            {support?.page != null && pageEnd !== null && pageEnd !== pageStart && <span> · {t("source.supportPage", { n: support.page })}</span>}
             {chunk.data && chunk.data.heading_path.length > 0 && <span> · {chunk.data.heading_path.join(" › ")}</span>}
             <span> · {t("source.score", { score: citation.score.toFixed(3) })}</span>
           </p>
@@ -61,14 +66,22 @@ export function SourcePanel({ source, onClose }: { source: OpenSource; onClose: 
         {chunk.isError && !chunkMissing && <ErrorNotice error={chunk.error} compact />}
         {!chunk.isPending && pdf && pageStart !== null && (
           <Suspense fallback={<Skeleton rows={8} />}>
-            <PdfView corpusId={corpusId} documentId={citation.document_id} pageStart={pageStart} pageEnd={pageEnd} passage={passage} />
+            <PdfView corpusId={corpusId} documentId={citation.document_id} pageStart={pageStart} pageEnd={pageEnd} passage={passage} focusPage={support?.page ?? null} support={supportText} />
           </Suspense>
         )}
         {!chunk.isPending && !pdf && (
           <div className="source-text">
             {chunk.data?.before && <p className="context">{chunk.data.before}</p>}
             <p className="passage">
-              <mark>{passage}</mark>
+              {supportAt >= 0 ? (
+                <mark>
+                  {passage.slice(0, supportAt)}
+                  <strong className="support">{supportText}</strong>
+                  {passage.slice(supportAt + supportText!.length)}
+                </mark>
+              ) : (
+                <mark>{passage}</mark>
+              )}
             </p>
             {chunk.data?.after && <p className="context">{chunk.data.after}</p>}
             {chunkMissing && <p className="field-hint">{t("source.contextUnavailable")}</p>}

@@ -27,12 +27,14 @@ export function CorpusDetail({ corpusId }: { corpusId: string }) {
   const { t, number, dateTime } = useI18n();
   const client = useApi();
   const [deleting, setDeleting] = useState(false);
+  // "failed": only the documents that could not be indexed (the header's count opens it).
+  const [show, setShow] = useState<"all" | "failed">("all");
   const uploads = useUploads(corpusId);
   const { connected } = useCorpusEvents(corpusId, uploads.onEvent);
   const corpus = useQuery({ queryKey: ["corpus", corpusId], queryFn: () => getCorpus(client, corpusId) });
   const documents = useQuery({
-    queryKey: ["documents", corpusId],
-    queryFn: () => listDocuments(client, corpusId),
+    queryKey: ["documents", corpusId, show],
+    queryFn: () => listDocuments(client, corpusId, show === "failed" ? "failed" : undefined),
     refetchInterval: (query) => (!connected && query.state.data?.some((d) => d.status === "queued" || d.status === "processing") ? 4000 : false),
   });
 
@@ -56,6 +58,7 @@ export function CorpusDetail({ corpusId }: { corpusId: string }) {
     );
   }
   const c = corpus.data;
+  const failed = c.document_counts.failed;
   const ask = () => {
     localStorage.setItem(ASK_CORPUS_KEY, c.id);
     window.location.hash = routeHref({ page: "chat", conversationId: null });
@@ -70,6 +73,11 @@ export function CorpusDetail({ corpusId }: { corpusId: string }) {
         <div style={{ flex: 1, minWidth: 0 }}>
           <h1 className="row">
             <span className="truncate">{c.name}</span> <StatusBadge tone={corpusTone[c.status]}>{t(corpusLabel[c.status])}</StatusBadge>
+            {failed > 0 && (
+              <button type="button" className="failed-link" onClick={() => setShow("failed")} aria-controls="docs-title">
+                <StatusBadge tone="danger">{t("corpora.failedCount", { n: number(failed) })}</StatusBadge>
+              </button>
+            )}
           </h1>
           <p className="page-sub">
             {t("corpus.facts", { docs: number(c.document_counts.total), indexed: number(c.document_counts.indexed), chunks: number(c.chunk_count) })} · {t(`chunking.${c.chunking}`)} ·{" "}
@@ -88,12 +96,23 @@ export function CorpusDetail({ corpusId }: { corpusId: string }) {
       <section className="section" aria-labelledby="docs-title">
         <div className="section-head">
           <h2 id="docs-title">{t("documents.title")}</h2>
+          {(failed > 0 || show === "failed") && (
+            <div className="segmented" role="group" aria-label={t("documents.show")}>
+              <button type="button" aria-pressed={show === "all"} onClick={() => setShow("all")}>
+                {t("documents.showAll", { n: number(c.document_counts.total) })}
+              </button>
+              <button type="button" aria-pressed={show === "failed"} onClick={() => setShow("failed")}>
+                {t("documents.showFailed", { n: number(failed) })}
+              </button>
+            </div>
+          )}
           <span className={connected ? "live-dot on" : "live-dot"} title={connected ? t("documents.live") : t("documents.notLive")}>
             <span className="sr-only">{connected ? t("documents.live") : t("documents.notLive")}</span>
           </span>
         </div>
         {documents.isPending && <Skeleton rows={4} height={32} />}
         {documents.isError && <ErrorNotice error={documents.error} onRetry={() => void documents.refetch()} />}
+        {documents.data && show === "failed" && documents.data.length === 0 && <p className="muted">{t("documents.noneFailed")}</p>}
         {documents.data && <DocumentsTable corpusId={corpusId} documents={documents.data} live={uploads.state.docs} />}
       </section>
       <DeleteCorpusDialog corpus={c} open={deleting} onOpenChange={setDeleting} />

@@ -234,6 +234,8 @@ export interface Answer {
   answer: string;
   /** False when the corpus holds nothing relevant and the answer says so. */
   grounded: boolean;
+  /** How `grounded` was decided. */
+  relevance: AnswerRelevance;
   citations: Citation[];
   /** The answer's sentences and their sources; empty when `grounded` is false. */
   sentences: AnswerSentence[];
@@ -242,10 +244,24 @@ export interface Answer {
   created_at: number;
 }
 
+/**
+ * The relevance gate's decision: `similarity` (nothing close enough, or nothing found),
+ * `gate` (the fitted gate over retrieval evidence and the chat model's own judgement),
+ * `none` (keyword mode: whatever matched is answered).
+ */
+export interface AnswerRelevance {
+  decided_by: "similarity" | "gate" | "none";
+  /** The gate's probability that the corpus answers the question, and the threshold it was held to. */
+  score: number | null;
+  threshold: number | null;
+  /** The chat model's probability that the sources hold the answer (null when it was not asked). */
+  judge: number | null;
+}
+
 /** Events of a streamed query: deltas, then one citations event that ends the stream (or an error). */
 export type AnswerStreamEvent =
   | { object: "rag.answer.delta"; id: string; delta: string }
-  | { object: "rag.answer.citations"; id: string; grounded: boolean; citations: Citation[]; sentences: AnswerSentence[]; usage: Usage; finish_reason: FinishReason };
+  | { object: "rag.answer.citations"; id: string; grounded: boolean; relevance: AnswerRelevance; citations: Citation[]; sentences: AnswerSentence[]; usage: Usage; finish_reason: FinishReason };
 
 export interface SearchRequest {
   /** `question` is accepted as its alias. */

@@ -7,10 +7,11 @@ import type { Logger } from "pino";
 import { unavailable } from "../errors.js";
 import type { ModelEntry } from "../models/model-registry.js";
 import { startChatRun } from "./chat-run.js";
+import { scoreChoicesOn } from "./choice-scores.js";
 import { embedInputs } from "./embed-inputs.js";
 import { LoadedModel } from "./loaded-model.js";
 import { rankDocuments } from "./rank-documents.js";
-import type { ChatGenerationInput, ChatRun, EmbeddingResult, EngineStatus, InferenceEngine, RerankScores, TokenizerLease } from "./types.js";
+import type { ChatGenerationInput, ChatMessage, ChatRun, ChoiceScores, EmbeddingResult, EngineStatus, InferenceEngine, RerankScores, TokenizerLease } from "./types.js";
 
 export interface LlamaEngineOptions {
   gpu: "auto" | "cpu";
@@ -88,6 +89,15 @@ export class LlamaEngine implements InferenceEngine {
     const { loaded, release } = await this.acquire(entry);
     try {
       return await rankDocuments(await loaded.ranker(), loaded.model, query, documents, signal);
+    } finally {
+      release();
+    }
+  }
+
+  async scoreChoices(entry: ModelEntry, messages: ChatMessage[], choices: string[], signal: AbortSignal): Promise<ChoiceScores> {
+    const { loaded, release } = await this.acquire(entry);
+    try {
+      return await scoreChoicesOn(await loaded.chat(), loaded.model, messages, choices, signal);
     } finally {
       release();
     }

@@ -89,6 +89,13 @@ export interface RerankScores {
   promptTokens: number;
 }
 
+export interface ChoiceScores {
+  /** Probability of each choice as the start of the reply, normalised over the choices. */
+  probabilities: number[];
+  /** Tokens of the rendered prompt. */
+  promptTokens: number;
+}
+
 /** What a loaded model is serving: a context of each kind created on first use. */
 export type ModelKind = "chat" | "embedding" | "rerank";
 
@@ -126,6 +133,12 @@ export interface InferenceEngine {
    * `context_length_exceeded`; a model llama.cpp cannot rank with is 400 `model_not_rerank`.
    */
   rerank(model: ModelEntry, query: string, documents: string[], signal: AbortSignal): Promise<RerankScores>;
+  /**
+   * How likely a chat model is to begin its reply to `messages` with each of `choices`
+   * (e.g. "yes" / "no"), read from one evaluation of the prompt, nothing generated. A
+   * remote OpenAI-compatible engine can answer it with `max_tokens: 1` and `logprobs`.
+   */
+  scoreChoices(model: ModelEntry, messages: ChatMessage[], choices: string[], signal: AbortSignal): Promise<ChoiceScores>;
   /** Tokens of `text` with the model's own tokenizer (loads the model). */
   countTokens(model: ModelEntry, text: string): Promise<number>;
   /** The model's tokenizer for many synchronous counts (chunking); the model stays loaded until `release`. */

@@ -103,7 +103,8 @@ async function main(): Promise<void> {
       rag: { maxFilesPerUpload: 1000 },
     },
   });
-  const server = await startServer(config, { version: layout.version, logger: pino({ level: "silent" }) });
+  // Server errors (a 500 while querying) go to stderr with their stack.
+  const server = await startServer(config, { version: layout.version, logger: pino({ level: process.env.PUSTAKA_EVAL_LOG ?? "error" }, process.stderr) });
   const call = async (method: string, route: string, body?: unknown) => {
     const res = await fetch(`${server.url}${route}`, { method, headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) }, body: body ? JSON.stringify(body) : undefined });
     const json = (await res.json()) as any;

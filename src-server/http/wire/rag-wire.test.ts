@@ -29,7 +29,7 @@ describe("question and query are one field on /query and /search", () => {
 describe("answers on the wire", () => {
   const text = "Seramai 41,870 orang dipindahkan. Paras sungai mencecah 26.8 meter.";
   const citation = { index: 1, documentId: "doc_1", chunkId: "chk_1", filename: "banjir.pdf", text, score: 0.9, pageStart: 3, pageEnd: 4, pageBreaks: [[0, 3], [34, 4]] as [number, number][], headingPath: ["Banjir", "Mangsa"], metadata: {} };
-  const started = { corpusId: "corp_1", model: "chat", citations: [citation], run: {} as never, fallback: null, queryTokens: 3 };
+  const started = { corpusId: "corp_1", model: "chat", citations: [citation], run: {} as never, fallback: null, queryTokens: 3, relevance: { relevant: true, decidedBy: "gate" as const, score: 0.8, threshold: 0.4, judge: 0.9 } };
 
   it("gives the plain answer and the stream's last event the same citations and sentences", () => {
     const answer = "Paras sungai mencecah 26.8 meter [1].";

@@ -3,7 +3,7 @@ import { z } from "zod";
 import type * as Api from "../../contract/index.js";
 import type { FinishReason } from "../../engine/types.js";
 import type { AnswerSentence } from "../../rag/answer/answer-support.js";
-import type { AnswerCitation, Citation, RerankChoice, Retrieval, StartedQuery } from "../../rag/answer/query-service.js";
+import type { AnswerCitation, Citation, RelevanceDecision, RerankChoice, Retrieval, StartedQuery } from "../../rag/answer/query-service.js";
 import type { PassageInContext } from "../../rag/answer/source-service.js";
 import type { CorpusEvent } from "../../rag/corpus-events.js";
 import type { CorpusView } from "../../rag/corpus-service.js";
@@ -202,6 +202,8 @@ export interface AnswerEnding {
   finishReason: FinishReason;
 }
 
+const relevanceObject = (r: RelevanceDecision): Api.AnswerRelevance => ({ decided_by: r.decidedBy, score: r.score, threshold: r.threshold, judge: r.judge });
+
 const usageOf = (e: AnswerEnding) => ({ prompt_tokens: e.promptTokens, completion_tokens: e.completionTokens, total_tokens: e.promptTokens + e.completionTokens });
 
 export const answerObject = (id: string, started: StartedQuery, answer: string, ending: AnswerEnding, createdAt: number): Api.Answer => ({
@@ -211,6 +213,7 @@ export const answerObject = (id: string, started: StartedQuery, answer: string, 
   model: started.model,
   answer,
   grounded: started.run !== null,
+  relevance: relevanceObject(started.relevance),
   citations: ending.citations.map(answerCitation),
   sentences: ending.sentences.map(sentenceObject),
   usage: usageOf(ending),
@@ -224,6 +227,7 @@ export const answerCitationsEvent = (id: string, started: StartedQuery, ending: 
   object: "rag.answer.citations",
   id,
   grounded: started.run !== null,
+  relevance: relevanceObject(started.relevance),
   citations: ending.citations.map(answerCitation),
   sentences: ending.sentences.map(sentenceObject),
   usage: usageOf(ending),

@@ -17,6 +17,8 @@ import type { HybridFusion, RelevanceEvidence, SearchMode } from "../retrieval/c
 import type { PageBreak } from "../chunking/types.js";
 import { supportAnswer, type SupportedAnswer } from "./answer-support.js";
 import { groundedMessages, notInCorpusAnswer } from "./grounded-prompt.js";
+import { BUILT_IN_GATES, answerability, gateFor, modelFingerprint, usesJudge, type RelevanceGateModel } from "./relevance-gate.js";
+import { JUDGE_CHOICES, judgeMessages } from "./relevance-judge.js";
 
 export interface QueryInput {
   question: string;
@@ -76,8 +78,22 @@ export interface StartedQuery {
   /** The generation, or null when nothing relevant was found and `fallback` is the answer. */
   run: ChatRun | null;
   fallback: string | null;
-  /** Tokens spent embedding the question. */
+  /** Tokens spent embedding the question, reranking and judging. */
   queryTokens: number;
+  /** How the answer-or-refuse decision was made. */
+  relevance: RelevanceDecision;
+}
+
+/** The relevance gate's decision, as the answer reports it. */
+export interface RelevanceDecision {
+  relevant: boolean;
+  /** `similarity`: below the minimum similarity (or nothing found); `gate`: the fitted gate; `none`: keyword mode, no gate. */
+  decidedBy: "similarity" | "gate" | "none";
+  /** The gate's probability that the corpus answers the question, and its threshold (null when no gate ran). */
+  score: number | null;
+  threshold: number | null;
+  /** The chat model's probability of "yes, the sources hold the answer" (null when it was not asked). */
+  judge: number | null;
 }
 
 export interface Retrieval {
@@ -106,6 +122,10 @@ export interface QueryServiceDeps {
   /** Below this cosine similarity of the closest chunk, nothing is relevant. */
   minSimilarity: number;
   fusion: HybridFusion;
+  /** Ask the chat model whether the sources answer the question (`rag.relevanceJudge`). */
+  relevanceJudge: boolean;
+  /** Fitted gates beyond the built-in ones (`rag.relevanceGates`). */
+  relevanceGates: Record<string, RelevanceGateModel>;
 }
 
 export class QueryService {
@@ -182,10 +202,28 @@ export class QueryService {
     if (chatModel.type !== "chat") throw invalidRequest(`'${modelName}' is ${chatModel.type === "embedding" ? "an embedding" : `a ${chatModel.type}`} model and cannot answer questions`, "model_not_supported", "model");
     const found = await this.retrieve(principal, corpusId, input, signal);
     const citations = found.citations;
+    const refuse = (relevance: RelevanceDecision, queryTokens: number): StartedQuery => ({ corpusId, model: modelName, citations, run: null, fallback: notInCorpusAnswer(input.question), queryTokens, relevance });
     if (!found.relevant || citations.length === 0) {
-      return { corpusId, model: modelName, citations, run: null, fallback: notInCorpusAnswer(input.question), queryTokens: found.queryTokens };
+      return refuse({ relevant: false, decidedBy: "similarity", score: null, threshold: null, judge: null }, found.queryTokens);
     }
     const sources = found.citations.map((c) => ({ index: c.index, filename: c.filename, pageStart: c.pageStart, pageEnd: c.pageEnd, headingPath: c.headingPath, text: c.text }));
+    let queryTokens = found.queryTokens;
+    let relevance: RelevanceDecision = { relevant: true, decidedBy: "none", score: null, threshold: null, judge: null };
+    // Keyword mode has no similarity scale the gates were fitted on: it answers whatever matched.
+    const corpus = input.search === "keyword" ? null : this.deps.corpora.get(principal, corpusId);
+    const names = (entry: ModelEntry, asked: string) => [asked, entry.id, ...entry.aliases, modelFingerprint(entry.gguf)];
+    const gate = corpus && gateFor({ ...BUILT_IN_GATES, ...this.deps.relevanceGates }, names(this.deps.registry.resolve(corpus.embeddingModel, "embedding_model"), corpus.embeddingModel), names(chatModel, modelName), this.deps.relevanceJudge);
+    if (gate) {
+      let judge: number | null = null;
+      if (usesJudge(gate)) {
+        const scored = await this.deps.engine.scoreChoices(chatModel, judgeMessages(input.question, sources), [...JUDGE_CHOICES], signal);
+        judge = scored.probabilities[0]!;
+        queryTokens += scored.promptTokens;
+      }
+      const score = answerability(found.evidence, judge, gate);
+      relevance = { relevant: score >= gate.threshold, decidedBy: "gate", score, threshold: gate.threshold, judge };
+      if (!relevance.relevant) return refuse(relevance, queryTokens);
+    }
     const run = await this.deps.engine.startChat(
       chatModel,
       {
@@ -199,7 +237,7 @@ export class QueryService {
       },
       signal,
     );
-    return { corpusId, model: modelName, citations, run, fallback: null, queryTokens: found.queryTokens };
+    return { corpusId, model: modelName, citations, run, fallback: null, queryTokens, relevance };
   }
 
   /**

@@ -74,6 +74,20 @@ describe("paragraphChunker", () => {
     assert.equal(chunks.length, 1);
   });
 
+  it("keeps a short opening line (a plain-text title) with the paragraph after it, within maxTokens", async () => {
+    // BEIR SciFact's files are a title line and an abstract: the title alone made a chunk of its own.
+    const body = TWO_TOPICS_MS.slice(0, 3).join(" ");
+    const titled = await paragraphChunker(makeDocument([p("Banjir Kelantan."), p(body)]), options("paragraph", { maxTokens: 60, targetTokens: 20 }), fakeDeps());
+    assert.equal(titled.length, 1);
+    assert.ok(titled[0]!.text.startsWith("Banjir Kelantan.\n\n"));
+    // Beyond maxTokens the title still goes alone rather than making an oversized chunk.
+    const tight = await paragraphChunker(makeDocument([p("Banjir Kelantan."), p(body)]), options("paragraph", { maxTokens: 40, targetTokens: 20 }), fakeDeps());
+    assert.ok(tight.every((c) => c.tokenCount <= 40));
+    // A long opening paragraph is no title: the target applies.
+    const long = await paragraphChunker(makeDocument([p(TWO_TOPICS_MS.slice(3, 6).join(" ")), p(body)]), options("paragraph", { maxTokens: 200, targetTokens: 20 }), fakeDeps());
+    assert.equal(long.length, 2);
+  });
+
   it("splits a single sentence longer than maxTokens by words", async () => {
     const sentence = `Senarai ${Array.from({ length: 300 }, (_, i) => `item${i}`).join(", ")}.`;
     const doc = makeDocument([p("Ayat biasa sebelum."), p(sentence), p("Ayat biasa selepas.")]);

@@ -1,6 +1,8 @@
 /**
  * Paragraph chunking: whole blocks merged in order up to `targetTokens`. A heading starts
- * a new chunk and stays with what follows it. A block too long for `maxTokens` is cut into
+ * a new chunk and stays with what follows it; so does a short line that opens a chunk (a
+ * title in plain text, a label, a caption), which alone would make a passage no search can
+ * use and leave its block without it. A block too long for `maxTokens` is cut into
  * sentences (lines for lists, tables and code), and a sentence too long for `maxTokens`
  * into word runs; otherwise nothing is ever split.
  */
@@ -23,6 +25,9 @@ export function paragraphChunker(doc: ParsedDocument, options: ChunkOptions, dep
   });
 }
 
+/** An opening run of at most targetTokens / 6 tokens (33 of the default 200) stays with the next block. */
+const SHORT_OPENING_SHARE = 6;
+
 function paragraphSpans(ctx: ChunkContext): TextSpan[] {
   const units: Unit[] = ctx.outline.blocks.flatMap((_, i) => blockUnits(ctx, i));
   const costs = new UnitCosts(ctx, units);
@@ -35,10 +40,13 @@ function paragraphSpans(ctx: ChunkContext): TextSpan[] {
     start = at;
     onlyHeadings = units[at]!.heading;
   };
+  // A run this short at a chunk's start (a title line) may take the next block up to maxTokens, as a heading does.
+  const short = Math.max(1, Math.floor(targetTokens / SHORT_OPENING_SHARE));
   for (let i = 1; i < units.length; i++) {
     const unit = units[i]!;
+    const opening = onlyHeadings || costs.cost(start, i - 1) <= short;
     if (unit.heading && !onlyHeadings) cut(i);
-    else if (costs.cost(start, i) > (onlyHeadings ? maxTokens : targetTokens)) cut(i);
+    else if (costs.cost(start, i) > (opening ? maxTokens : targetTokens)) cut(i);
     else onlyHeadings &&= unit.heading;
   }
   if (units.length > 0) spans.push({ start: units[start]!.start, end: units.at(-1)!.end });

@@ -218,7 +218,14 @@ export class CorpusIndex {
       { ...fusion, vectorWeight: 1 - (1 - fusion.vectorWeight) * trust },
     );
     const top = fused.slice(0, request.topK);
-    if (request.keepRareTerms !== false) await this.keepRareTerms(words, top, fused, request.topK, where);
+    if (request.keepRareTerms !== false) {
+      const added = await this.keepRareTerms(words, top, fused, request.topK, where);
+      // A kept chunk can lie beyond both candidate lists (many passages outrank it on the
+      // other words): it is scored here.
+      const missing = added.filter((h) => !byId.has(h.chunkId));
+      const similarity = await this.similarities(request.vector, missing.map((h) => h.chunkId));
+      for (const h of missing) byId.set(h.chunkId, { documentId: h.documentId, similarity: similarity.get(h.chunkId) ?? 0, keyword: h.score });
+    }
     return top.map(({ id, score }) => ({ chunkId: id, documentId: byId.get(id)!.documentId, score, similarity: byId.get(id)!.similarity }));
   }
 
@@ -226,7 +233,7 @@ export class CorpusIndex {
    * Puts the best chunk of each rare query term into `top` when the fusion left it out,
    * in place of the lowest-ranked others (at most half of the slots; rarest terms first).
    */
-  private async keepRareTerms(words: string[][], top: { id: string; score: number }[], fused: { id: string; score: number }[], topK: number, where: string | undefined): Promise<void> {
+  private async keepRareTerms(words: string[][], top: { id: string; score: number }[], fused: { id: string; score: number }[], topK: number, where: string | undefined): Promise<SearchHit[]> {
     // A rare term is kept only when it carries a good part of what the query asks for: the
     // one word typed, or one of a few; in a long question a word one document happens to use
     // is no reason to push out a passage that answers it.
@@ -237,15 +244,18 @@ export class CorpusIndex {
       .sort((a, b) => a.chunks - b.chunks);
     const rank = new Map(fused.map((f, i) => [f.id, i]));
     const kept = new Set<string>();
+    const added: SearchHit[] = [];
     const slots = Math.ceil(topK / 2);
     for (const { term } of candidates) {
       if (kept.size >= slots) break;
       const holders = await this.keywordSearch([term], RARE_TERM_CHUNKS, where);
       if (new Set(holders.map((h) => h.documentId)).size > RARE_TERM_DOCUMENTS || holders.length === 0) continue;
       if (holders.some((h) => top.some((t) => t.id === h.chunkId))) continue;
-      // Its best chunk by the fused ranking (every holder is a keyword candidate, so ranked).
-      const best = holders.map((h) => h.chunkId).sort((a, b) => (rank.get(a) ?? Infinity) - (rank.get(b) ?? Infinity))[0]!;
+      // Its best chunk by the fused ranking; a holder outside the candidates ranks after them, by keyword score.
+      const byRank = [...holders].sort((a, b) => (rank.get(a.chunkId) ?? Infinity) - (rank.get(b.chunkId) ?? Infinity) || b.score - a.score);
+      const best = byRank[0]!.chunkId;
       const entry = fused[rank.get(best) ?? -1] ?? { id: best, score: 0 };
+      added.push(byRank[0]!);
       // Replace the lowest-ranked entry that is not itself kept for a rare term.
       for (let i = top.length - 1; i >= 0; i--) {
         if (kept.has(top[i]!.id)) continue;
@@ -255,6 +265,7 @@ export class CorpusIndex {
       top.push(entry);
       kept.add(best);
     }
+    return added;
   }
 
   /**
