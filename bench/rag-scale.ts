@@ -2,12 +2,18 @@
  * Retrieval at scale, in its own process: N chunks (random unit vectors, text drawn
  * from an English/Malay vocabulary) sealed into a real encrypted store; then the time
  * and memory to open the corpus (decrypt + build the in-memory LanceDB table and
- * full-text index) and the latency of searches. Usage: rag-scale.ts N DIMENSIONS → JSON.
+ * full-text index) and the latency of searches; with a rerank model, also of a hybrid
+ * search whose best 30 candidates a cross-encoder rescores (node-llama-cpp ranking context,
+ * 2 threads). Usage: rag-scale.ts N DIMENSIONS [RERANK_GGUF] → JSON.
  */
 import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import pino from "pino";
+import { LlamaEngine } from "../src-server/engine/llama-engine.js";
 import { newId } from "../src-server/ids.js";
+import { readGgufSummary } from "../src-server/models/gguf-summary.js";
+import type { ModelEntry } from "../src-server/models/model-registry.js";
 import { sealContent, sealVector } from "../src-server/rag/chunk-codec.js";
 import { CorpusIndexes } from "../src-server/rag/retrieval/corpus-indexes.js";
 import type { SearchMode } from "../src-server/rag/retrieval/corpus-index.js";
@@ -22,6 +28,9 @@ import { percentile } from "./lib.js";
 
 const N = Number(process.argv[2] ?? 10_000);
 const DIM = Number(process.argv[3] ?? 1024);
+const RERANKER = process.argv[4];
+/** Fused candidates the reranker reads (the query pipeline's default). */
+const RERANK_CANDIDATES = 30;
 const WORDS = (
   "banjir hujan sungai kampung mangsa bantuan pusat pemindahan daerah negeri kerajaan laporan jalan jambatan " +
   "flood rain river village relief centre district state government report road bridge ridership station line " +
@@ -53,6 +62,7 @@ corpora.insert({ id: corpusId, workspaceId: "ws_default", name: "scale", chunkin
 const cipher = await keyring.cipher(corpusId);
 
 const perDocument = 1000;
+const texts = new Map<string, string>();
 const writeStarted = performance.now();
 for (let d = 0; d < N / perDocument; d++) {
   const documentId = newId("doc_");
@@ -61,6 +71,7 @@ for (let d = 0; d < N / perDocument; d++) {
   for (let i = 0; i < perDocument; i++) {
     const id = newId("chk_");
     const text = `${sentence(12)}. ${sentence(20)}. ${sentence(15)}.`;
+    if (RERANKER) texts.set(id, text);
     sealed.push({ id, corpusId, documentId, index: i, start: 0, end: text.length, pageStart: null, pageEnd: null, tokenCount: 60, content: sealContent(cipher, id, { text, headingPath: [] }), vector: sealVector(cipher, id, unitVector()) });
   }
   chunks.commitDocument(documentId, sealed, null, d);
@@ -86,6 +97,22 @@ for (const mode of ["vector", "keyword", "hybrid"] as SearchMode[]) {
     times.push(performance.now() - started);
   }
   latency[mode] = { p50: percentile(times, 50), p95: percentile(times, 95) };
+}
+if (RERANKER) {
+  const engine = new LlamaEngine({ gpu: "cpu", threads: 2, idleUnloadSeconds: 0, chat: { contextSize: 512, sequences: 1, maxQueued: 1 }, embeddings: { contexts: 1 }, rerank: { contexts: 1 } }, pino({ level: "silent" }));
+  const entry = { id: "reranker", type: "rerank", aliases: [], gguf: await readGgufSummary(RERANKER), catalog: null, origin: "binding" } as ModelEntry;
+  const signal = new AbortController().signal;
+  await engine.rerank(entry, "warm up", ["the model loads"], signal);
+  const times: number[] = [];
+  for (let q = 0; q < 20; q++) {
+    const text = sentence(4);
+    const started = performance.now();
+    const hits = await index.search({ mode: "hybrid", text, vector: unitVector(), topK: RERANK_CANDIDATES });
+    await engine.rerank(entry, text, hits.map((h) => texts.get(h.chunkId)!), signal);
+    times.push(performance.now() - started);
+  }
+  latency["hybrid + rerank"] = { p50: percentile(times, 50), p95: percentile(times, 95) };
+  await engine.close();
 }
 await indexes.close();
 db.close();

@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
+import { GATE_FEATURES } from "./rag/answer/relevance-gate.js";
 
 const positiveInt = z.number().int().positive();
 
@@ -135,13 +136,19 @@ export const ConfigSchema = z
         relevanceGates: z
           .record(
             z.string().regex(/^[^|]+\|[^|]+$/),
-            z.object({ intercept: z.number(), weights: z.record(z.enum(["best_similarity", "similarity_gap", "keyword_coverage", "unknown_term_share", "missing_max_idf", "judge"]), z.number()), threshold: z.number().min(0).max(1) }).strict(),
+            z.object({ intercept: z.number(), weights: z.partialRecord(z.enum(GATE_FEATURES), z.number()), threshold: z.number().min(0).max(1) }).strict(),
           )
           .default({}),
         /** Hybrid search: `convex` (normalised scores, weighted) or `rrf` (reciprocal rank fusion). */
         hybridFusion: z.enum(["convex", "dbsf", "rrf"]).default("convex"),
         /** Convex fusion: weight of the vector list, 0–1 (the keyword list gets the rest). */
-        hybridVectorWeight: z.number().min(0).max(1).default(0.7),
+        hybridVectorWeight: z.number().min(0).max(1).default(0.6),
+        /**
+         * How the keyword weight adapts per question (`score-fusion.ts` `KeywordTrust`):
+         * `squared` (default; holds on the bilingual set), `linear`, `language` (best on
+         * English-only technical text such as BEIR SciFact), `fixed`.
+         */
+        hybridKeywordTrust: z.enum(["squared", "linear", "language", "fixed"]).default("squared"),
       })
       .prefault({}),
     rateLimits: z

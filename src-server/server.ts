@@ -422,7 +422,7 @@ function composeRag(config: Config, db: Database, registry: ModelRegistry, engin
     engine,
     defaultChatModel: config.models.defaultChat,
     minSimilarity: config.rag.minSimilarity,
-    fusion: { method: config.rag.hybridFusion, vectorWeight: config.rag.hybridVectorWeight },
+    fusion: { method: config.rag.hybridFusion, vectorWeight: config.rag.hybridVectorWeight, keywordTrust: config.rag.hybridKeywordTrust },
     relevanceJudge: config.rag.relevanceJudge,
     relevanceGates: config.rag.relevanceGates,
   });

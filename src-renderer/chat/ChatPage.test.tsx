@@ -38,7 +38,11 @@ describe("ChatPage", () => {
     await user.click(inline);
     const panel = await screen.findByRole("complementary", { name: /laporan\.md/ });
     expect(await within(panel).findByText("Hujan lebat turun.")).toBeInTheDocument();
-    expect(within(panel).getByText("Seramai 1,200 mangsa dipindahkan.").tagName).toBe("MARK");
+    // The passage is marked, and the span that supports the answer (here all of it) stands out inside it.
+    const supported = within(panel).getByText("Seramai 1,200 mangsa dipindahkan.");
+    expect(supported.tagName).toBe("STRONG");
+    expect(supported).toHaveClass("support");
+    expect(supported.closest("mark")).not.toBeNull();
     expect(within(panel).getByText("Pusat pemindahan dibuka.")).toBeInTheDocument();
     expect(within(panel).getByRole("heading", { level: 2 })).toHaveFocus();
     await user.keyboard("{Escape}");

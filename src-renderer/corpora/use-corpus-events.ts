@@ -22,6 +22,8 @@ export function useCorpusEvents(corpusId: string, onEvent: (event: CorpusEvent) 
       void queryClient.invalidateQueries({ queryKey: ["corpora"] });
     } else if (event.object === "rag.document.status") {
       void queryClient.invalidateQueries({ queryKey: ["documents", corpusId] });
+      // A document's end changes the corpus's counts (a failure under a corpus that stays 'ready').
+      if (event.status === "indexed" || event.status === "failed") void queryClient.invalidateQueries({ queryKey: ["corpus", corpusId] });
     } else if (event.object === "rag.corpus.deleted") {
       void queryClient.invalidateQueries({ queryKey: ["corpora"] });
     }

@@ -18,11 +18,11 @@ describe("choice scores", () => {
   });
 
   it("gathers each choice's first tokens and refuses choices that begin alike", () => {
-    const [yes, no] = choiceTokens(model, ["yes", "no"]);
+    const [yes, no] = choiceTokens(model as never, ["yes", "no"]);
     assert.deepEqual(yes!.map((t) => vocabulary[t as number]).sort(), [" YES", " Yes", " yes", "YES", "Yes", "yes"].sort());
     assert.equal(no!.length, 6);
-    assert.throws(() => choiceTokens(model, ["no", "nope"]), /begin with the same token/);
-    assert.throws(() => choiceTokens(model, ["yes"]), /at least two/);
+    assert.throws(() => choiceTokens(model as never, ["no", "nope"]), /begin with the same token/);
+    assert.throws(() => choiceTokens(model as never, ["yes"]), /at least two/);
   });
 
   it("turns the choices' logits into probabilities over the choices (log-sum-exp per choice)", () => {

@@ -4,11 +4,11 @@
  * logits of each choice's first token read — no sampling, no generation. A classifier
  * out of any instruction-tuned model, used by the relevance gate.
  *
- * The evaluation keeps whatever prefix the sequence already holds (a previous prompt
- * over the same sources), so asking first and answering after costs one prompt
- * evaluation, not two.
+ * The prompt is evaluated from an empty sequence (the same prompt always gets the same
+ * scores); a chat generation that follows on the same sequence with the same beginning
+ * (the grounded answer after its judge) reuses that evaluation.
  */
-import type { LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
+import type { LlamaModel, Token } from "node-llama-cpp";
 import { invalidInput } from "../errors.js";
 import type { ChatSlot } from "./chat-run.js";
 import { toLlamaHistory } from "./chat-history.js";
@@ -64,17 +64,6 @@ export function choiceProbabilities(logits: ReadonlyMap<Token, number>, tokens: 
   return weights.map((w) => w / total);
 }
 
-/** Drops what the sequence holds beyond the common prefix with `tokens`; returns the tokens still to evaluate. */
-async function reusePrefix(sequence: LlamaContextSequence, tokens: Token[]): Promise<Token[]> {
-  const held = sequence.contextTokens;
-  let common = 0;
-  while (common < held.length && common < tokens.length && held[common] === tokens[common]) common++;
-  // The last prompt token is always evaluated: its logits are what we read.
-  if (common === tokens.length) common--;
-  if (common < held.length) await sequence.eraseContextTokenRanges([{ start: common, end: sequence.nextTokenIndex }]);
-  return tokens.slice(common);
-}
-
 export async function scoreChoicesOn(slot: ChatSlot, model: LlamaModel, messages: ChatMessage[], choices: string[], signal: AbortSignal): Promise<ChoiceScores> {
   const groups = choiceTokens(model, choices);
   const history = [...toLlamaHistory(messages), { type: "model" as const, response: [] }];
@@ -86,10 +75,14 @@ export async function scoreChoicesOn(slot: ChatSlot, model: LlamaModel, messages
   const sequence = await slot.pool.acquire(signal);
   try {
     signal.throwIfAborted();
-    const pending = await reusePrefix(sequence, tokens);
+    // Always from an empty sequence: a prompt evaluated in other batch splits (after a reused
+    // prefix) gets slightly different logits on llama.cpp's CPU kernels — measured 0.61 vs 0.65
+    // for the same question — and a judge must give the same question the same score.
+    await sequence.clearHistory();
+    const pending = tokens;
     const filter = { tokens: groups.flat() };
     const input = pending.map((token, i) => (i === pending.length - 1 ? ([token, { generateNext: { logits: { filter } } }] as [Token, object]) : token));
-    const output = await sequence.controlledEvaluate(input as never);
+    const output = await sequence.controlledEvaluate(input);
     const logits = output[pending.length - 1]?.next.logits;
     if (!logits) throw new Error("llama.cpp returned no logits for the last prompt token");
     return { probabilities: choiceProbabilities(logits, groups), promptTokens: tokens.length };

@@ -128,6 +128,21 @@ describe("the workbench in Chromium", () => {
     await shot("03-corpus-ready");
   });
 
+  it("does not let a document that failed to index hide behind 'Ready'", { timeout: 120_000 }, async () => {
+    // A PDF by its signature whose body pdf.js cannot read: accepted, then failed while parsing.
+    await page.getByTestId("file-input").setInputFiles({ name: "rosak.pdf", mimeType: "application/pdf", buffer: Buffer.from("%PDF-1.7\n1 0 obj << /Type /Catalog >> garbage without a cross-reference table\n") });
+    const failedBadge = page.getByRole("button", { name: "1 failed" });
+    await failedBadge.waitFor({ timeout: 90_000 });
+    assert.equal(await page.getByText("Ready", { exact: true }).first().isVisible(), true, "the corpus stays ready: the other documents answer");
+    await failedBadge.click();
+    assert.equal(await page.getByRole("button", { name: "Failed (1)" }).getAttribute("aria-pressed"), "true");
+    await page.locator("table").getByText("rosak.pdf").waitFor();
+    assert.equal(await page.locator("table").getByText("report.pdf").count(), 0, "only the failed document is listed");
+    await shot("03b-failed-documents");
+    await page.getByRole("button", { name: /^All \(/ }).click();
+    await page.locator("table").getByText("report.pdf").waitFor();
+  });
+
   it("answers an English and a Malay question with streamed text and citations", { timeout: 300_000 }, async () => {
     await page.getByRole("button", { name: "Ask this corpus" }).click();
     await page.waitForURL(/#\/chat/);

@@ -75,7 +75,7 @@ export function loadEvalSet(): { docs: string[]; questions: EvalQuestion[]; unan
 /** A hybrid search with another fusion, measured beside the three modes. */
 export interface HybridVariant {
   label: string;
-  fusion: { method?: "convex" | "dbsf" | "rrf"; vector_weight?: number };
+  fusion: { method?: "convex" | "dbsf" | "rrf"; vector_weight?: number; keyword_trust?: "squared" | "linear" | "language" | "fixed" };
 }
 
 export async function runRetrievalEval(options: { modelPath: string; modelName: string; chunking?: string; variants?: HybridVariant[]; dataDir?: string }): Promise<EvalResult> {

@@ -15,8 +15,8 @@ const variants: HybridVariant[] = (fusionArg > 0 ? (process.argv[fusionArg + 1] 
   .split(",")
   .filter(Boolean)
   .map((spec) => {
-    const [method, weight] = spec.split(":");
-    return { label: `hybrid ${method} w=${weight ?? "default"}`, fusion: { method: method as HybridVariant["fusion"]["method"], ...(weight ? { vector_weight: Number(weight) } : {}) } };
+    const [method, weight, trust] = spec.split(":");
+    return { label: `hybrid ${method} w=${weight || "default"}${trust ? ` trust=${trust}` : ""}`, fusion: { method: method as HybridVariant["fusion"]["method"], ...(weight ? { vector_weight: Number(weight) } : {}), ...(trust ? { keyword_trust: trust as "squared" } : {}) } };
   });
 const onlyE5 = process.argv.includes("--e5-only");
 

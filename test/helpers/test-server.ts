@@ -51,6 +51,9 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
     models: { bindings: options.bindings },
     // Tests that are not about rate limits must not trip them; the rate-limit tests set their own tiers.
     rateLimits: { defaultTier: "unlimited" },
+    // Tests that are not about the relevance gate must not depend on a tiny model's judgement
+    // of its sources; the gate's tests turn the judge on.
+    rag: { relevanceJudge: false },
   };
   const layout = packageLayout();
   const config = loadConfig({ env: {}, defaults: { catalogPath: layout.catalogPath }, overrides: mergeConfig(defaults, options.config) });

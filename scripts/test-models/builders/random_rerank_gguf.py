@@ -27,7 +27,12 @@ they are deterministic numbers between 0 and 1, nothing more.
   the scores spread over (0, 1) instead of all sitting at 0.5. The GGUF writer
   adds no timestamps, so the file is byte-for-byte reproducible.
 
-Usage: python random_rerank_gguf.py <tokenizer-source.gguf> <out.gguf>
+``--shape minilm-l6`` writes the same kind of file at the size of the common small
+cross-encoder ms-marco-MiniLM-L-6-v2 (hidden 384, 12 heads, 6 layers, FFN 1536): its
+scores are as meaningless, but it costs what a real reranker of that size costs, which
+is what the latency benchmark (bench/rag-scale.ts) needs.
+
+Usage: python random_rerank_gguf.py <tokenizer-source.gguf> <out.gguf> [--shape minilm-l6]
 """
 
 from __future__ import annotations
@@ -45,38 +50,44 @@ HEADS = 2
 LAYERS = 2
 FFN = 512
 CONTEXT = 512
-CLS_STD = 1.0 / np.sqrt(HIDDEN)
-CLS_OUT_STD = 2.0 / np.sqrt(HIDDEN)
+# Other shapes: (hidden, heads, layers, ffn).
+SHAPES = {"test": (HIDDEN, HEADS, LAYERS, FFN), "minilm-l6": (384, 12, 6, 1536)}
 
 
-def tensors(rng: np.random.RandomState, vocab_size: int):
+def tensors(rng: np.random.RandomState, vocab_size: int, hidden: int, layers: int, ffn: int):
     """The encoder's tensors, then the classification head, in a fixed order."""
-    yield from encoder_tensors(rng, vocab_size, HIDDEN, LAYERS, FFN, CONTEXT)
+    yield from encoder_tensors(rng, vocab_size, hidden, layers, ffn, CONTEXT)
     # The classification head (numpy shape is ggml's reversed: {n_embd, n_out} -> (n_out, n_embd)).
-    yield "cls.weight", random_matrix(rng, HIDDEN, HIDDEN, np.float32, CLS_STD)
-    yield "cls.bias", np.zeros(HIDDEN, dtype=np.float32)
-    yield "cls.output.weight", random_matrix(rng, 1, HIDDEN, np.float32, CLS_OUT_STD)
+    yield "cls.weight", random_matrix(rng, hidden, hidden, np.float32, 1.0 / np.sqrt(hidden))
+    yield "cls.bias", np.zeros(hidden, dtype=np.float32)
+    yield "cls.output.weight", random_matrix(rng, 1, hidden, np.float32, 2.0 / np.sqrt(hidden))
     yield "cls.output.bias", np.zeros(1, dtype=np.float32)
 
 
 def main() -> None:
-    if len(sys.argv) != 3:
+    args = sys.argv[1:]
+    shape = "test"
+    if len(args) == 4 and args[2] == "--shape" and args[3] in SHAPES:
+        shape = args[3]
+        args = args[:2]
+    if len(args) != 2:
         raise SystemExit(__doc__)
-    tokenizer_source, out_path = sys.argv[1:]
+    tokenizer_source, out_path = args
+    hidden, heads, layers, ffn = SHAPES[shape]
     rng = np.random.RandomState(SEED)
     vocab_size = write_bert(
         out_path,
         tokenizer_source,
-        name=f"random-rerank-{HIDDEN} (seed {SEED}, test fixture, scores carry no meaning)",
-        hidden=HIDDEN,
-        heads=HEADS,
-        layers=LAYERS,
-        ffn=FFN,
+        name=f"random-rerank-{hidden} (seed {SEED}, test fixture, scores carry no meaning)",
+        hidden=hidden,
+        heads=heads,
+        layers=layers,
+        ffn=ffn,
         context=CONTEXT,
         pooling=gguf.PoolingType.RANK,
-        tensors=lambda vocab: tensors(rng, vocab),
+        tensors=lambda vocab: tensors(rng, vocab, hidden, layers, ffn),
     )
-    print(f"wrote {out_path}: hidden {HIDDEN}, {LAYERS} layers, vocab {vocab_size}, rank pooling, seed {SEED}")
+    print(f"wrote {out_path}: hidden {hidden}, {layers} layers, vocab {vocab_size}, rank pooling, seed {SEED}")
 
 
 if __name__ == "__main__":

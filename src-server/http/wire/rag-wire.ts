@@ -9,6 +9,7 @@ import type { CorpusEvent } from "../../rag/corpus-events.js";
 import type { CorpusView } from "../../rag/corpus-service.js";
 import type { FileRejection } from "../../rag/document-service.js";
 import type { DocumentRecord } from "../../store/document-store.js";
+import type { HybridFusion } from "../../rag/retrieval/score-fusion.js";
 import type { TombstoneRecord } from "../../store/tombstone-catalog.js";
 import { ListQuerySchema } from "./list-wire.js";
 import { tombstoneObject } from "./tombstone-wire.js";
@@ -54,6 +55,7 @@ const FusionSchema = z
   .object({
     method: z.enum(["convex", "dbsf", "rrf"]).optional(),
     vector_weight: z.number().min(0).max(1).optional(),
+    keyword_trust: z.enum(["squared", "linear", "language", "fixed"]).optional(),
   })
   .strict();
 
@@ -289,7 +291,11 @@ export function rerankOf(rerank: z.infer<typeof RerankOptionSchema> | undefined)
 }
 
 /** The request's fusion, in the service's terms. */
-export function fusionOf(fusion: z.infer<typeof FusionSchema> | undefined): { method?: "convex" | "dbsf" | "rrf"; vectorWeight?: number } | undefined {
+export function fusionOf(fusion: z.infer<typeof FusionSchema> | undefined): Partial<HybridFusion> | undefined {
   if (!fusion) return undefined;
-  return { ...(fusion.method ? { method: fusion.method } : {}), ...(fusion.vector_weight !== undefined ? { vectorWeight: fusion.vector_weight } : {}) };
+  return {
+    ...(fusion.method ? { method: fusion.method } : {}),
+    ...(fusion.vector_weight !== undefined ? { vectorWeight: fusion.vector_weight } : {}),
+    ...(fusion.keyword_trust ? { keywordTrust: fusion.keyword_trust } : {}),
+  };
 }

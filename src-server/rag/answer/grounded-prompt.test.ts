@@ -22,6 +22,8 @@ describe("grounded prompt", () => {
     assert.ok(looksMalay("Siapakah pengarang novel Salina?"));
     assert.ok(looksMalay("Berapakah jumlah mangsa banjir di Kelantan pada tahun 2022?"));
     assert.ok(!looksMalay("What is the melting point of tungsten?"));
+    // Few function words, many names and numbers: the earlier marker count called this English.
+    assert.ok(looksMalay("Berapakah bilangan kemuncak mangsa di pusat pemindahan sementara semasa banjir Kelantan November 2022?"));
     assert.match(notInCorpusAnswer("Apakah resipi kek ini?"), /^Korpus ini tidak mengandungi/);
     assert.match(notInCorpusAnswer("Who wrote this?"), /^The corpus does not contain/);
   });

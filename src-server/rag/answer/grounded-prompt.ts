@@ -3,6 +3,7 @@
  * them and to cite them as [n], and the question. Plus what to say when nothing fits.
  */
 import type { ChatMessage } from "../../engine/types.js";
+import { analyzeQueryWithLanguage } from "../retrieval/keyword-analysis.js";
 
 export interface PromptSource {
   index: number;
@@ -13,13 +14,12 @@ export interface PromptSource {
   text: string;
 }
 
-const MALAY_MARKERS =
-  /\b(apa|apakah|bagaimana|bagaimanakah|berapa|berapakah|siapa|siapakah|bila|bilakah|mengapa|mengapakah|kenapa|adakah|manakah|di mana|yang|dan|untuk|dalam|kepada|ialah|adalah|tahun|tidak|boleh|dengan|oleh|pada|ini|itu|sahaja|juga)\b/gi;
-
-/** Rough language guess for canned replies: Malay when enough Malay function words appear. */
+/**
+ * Malay or not, for canned replies: the keyword analyser's language detection (function
+ * words and affixes of each language; the question's names and numbers count for neither).
+ */
 export function looksMalay(text: string): boolean {
-  const words = text.split(/\s+/).filter(Boolean).length || 1;
-  return (text.match(MALAY_MARKERS)?.length ?? 0) / words >= 0.12;
+  return analyzeQueryWithLanguage(text).language === "ms";
 }
 
 /** The answer when the corpus holds nothing relevant, in the question's language. */

