@@ -11,14 +11,12 @@ import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync, createWriteStr
 import os from "node:os";
 import path from "node:path";
 import { once } from "node:events";
-import pino from "pino";
 import { testModel } from "../test/helpers/models.js";
-import { loadConfig, packageLayout, startServer } from "../src-server/index.js";
 import { openAudit } from "../src-server/server.js";
 import { openDatabase } from "../src-server/store/database.js";
 import { verifyExportFile } from "../src-server/security/audit-export.js";
 import type { Principal } from "../src-server/domain/scopes.js";
-import { median, percentile, streamChat } from "./lib.js";
+import { median, percentile, startInProcessServer, streamChat } from "./lib.js";
 
 const THREADS = Number(process.env.BENCH_THREADS ?? 1);
 /** 0 skips the overhead comparison (the trail at scale only). */
@@ -35,25 +33,13 @@ const log = (s: string) => {
 type Variant = "reference" | "limiter" | "limiter+audit";
 
 async function start(variant: Variant) {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), `pustaka-gov-${variant.replace("+", "-")}-`));
-  const layout = packageLayout();
-  const config = loadConfig({
-    env: {},
-    defaults: { catalogPath: layout.catalogPath },
-    overrides: {
-      port: 0,
-      dataDir,
-      apiKey: KEY,
-      logLevel: "silent",
-      engine: { threads: THREADS, gpu: "cpu", idleUnloadSeconds: 0 },
-      chat: { contextSize: 1024, sequences: 1 },
-      models: { bindings: { chat: testModel("gemma3-270m"), embed: testModel("all-minilm-l6-v2") } },
-      // Limits far above the load: the limiter does all its bookkeeping but never refuses.
-      rateLimits: variant === "reference" ? { defaultTier: "unlimited" } : { defaultTier: "high", tiers: { high: { requestsPerMinute: 1_000_000, tokensPerMinute: 1_000_000_000 } } },
-    },
-  });
-  const server = await startServer(config, { version: layout.version, logger: pino({ level: "silent" }), withoutAuditTrail: variant !== "limiter+audit" });
-  return { variant, server, dataDir };
+  const server = await startInProcessServer(`gov-${variant.replace("+", "-")}`, KEY, THREADS, {
+    chat: { contextSize: 1024, sequences: 1 },
+    models: { bindings: { chat: testModel("gemma3-270m"), embed: testModel("all-minilm-l6-v2") } },
+    // Limits far above the load: the limiter does all its bookkeeping but never refuses.
+    rateLimits: variant === "reference" ? { defaultTier: "unlimited" } : { defaultTier: "high", tiers: { high: { requestsPerMinute: 1_000_000, tokensPerMinute: 1_000_000_000 } } },
+  }, { withoutAuditTrail: variant !== "limiter+audit" });
+  return { variant, server };
 }
 
 async function embedOnce(url: string): Promise<number> {
@@ -106,8 +92,7 @@ async function overhead(): Promise<Record<string, unknown>> {
     return result;
   } finally {
     for (const s of servers) {
-      await s.server.close();
-      rmSync(s.dataDir, { recursive: true, force: true });
+      await s.server.stop();
     }
   }
 }

@@ -1,6 +1,10 @@
 /** Shared pieces of the benchmarks: processes, SSE streaming client, statistics. */
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import pino from "pino";
+import { loadConfig, packageLayout, startServer, type ConfigInput, type ServerOptions } from "../src-server/index.js";
 
 export function percentile(values: number[], p: number): number {
   if (values.length === 0) return NaN;
@@ -139,5 +143,30 @@ export async function startReference(root: string, options: Record<string, unkno
         child.stdin.end();
         setTimeout(() => child.kill("SIGKILL"), 5000).unref();
       }),
+  };
+}
+
+/**
+ * A Pustaka server in this process on a fresh data folder: CPU only, `threads` threads, models
+ * never unloaded, quiet, no rate limit unless `overrides` sets one (sections given replace the
+ * defaults whole). `stop` closes it and removes the folder.
+ */
+export async function startInProcessServer(label: string, key: string, threads: number, overrides: ConfigInput, options: Partial<ServerOptions> = {}) {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), `pustaka-${label}-`));
+  const layout = packageLayout();
+  const config = loadConfig({
+    env: {},
+    defaults: { catalogPath: layout.catalogPath },
+    overrides: { port: 0, dataDir, apiKey: key, logLevel: "silent", engine: { threads, gpu: "cpu", idleUnloadSeconds: 0 }, rateLimits: { defaultTier: "unlimited" }, ...overrides },
+  });
+  const server = await startServer(config, { version: layout.version, logger: pino({ level: "silent" }), ...options });
+  return {
+    server,
+    url: server.url,
+    dataDir,
+    async stop() {
+      await server.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
   };
 }

@@ -99,7 +99,7 @@ for (const mode of ["vector", "keyword", "hybrid"] as SearchMode[]) {
   latency[mode] = { p50: percentile(times, 50), p95: percentile(times, 95) };
 }
 if (RERANKER) {
-  const engine = new LlamaEngine({ gpu: "cpu", threads: 2, idleUnloadSeconds: 0, chat: { contextSize: 512, sequences: 1, maxQueued: 1 }, embeddings: { contexts: 1 }, rerank: { contexts: 1 } }, pino({ level: "silent" }));
+  const engine = new LlamaEngine({ gpu: "cpu", threads: 2, idleUnloadSeconds: 0, chat: { contextSize: 512, sequences: 1, maxQueued: 1, promptCache: true }, embeddings: { contexts: 1 }, rerank: { contexts: 1 } }, pino({ level: "silent" }));
   const entry = { id: "reranker", type: "rerank", aliases: [], gguf: await readGgufSummary(RERANKER), catalog: null, origin: "binding" } as ModelEntry;
   const signal = new AbortController().signal;
   await engine.rerank(entry, "warm up", ["the model loads"], signal);

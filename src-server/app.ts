@@ -28,7 +28,7 @@ import { sourceRoutes } from "./http/routes/source-routes.js";
 import { conversationRoutes } from "./http/routes/conversation-routes.js";
 import { tombstoneRoutes } from "./http/routes/tombstone-routes.js";
 import type { TombstoneService } from "./rag/tombstone-service.js";
-import { authenticate } from "./http/authenticate.js";
+import { authenticate, requireScope } from "./http/authenticate.js";
 import type { AuditService } from "./audit/audit-service.js";
 import { trailOf } from "./http/audit-trail.js";
 import { auditRoutes } from "./http/routes/audit-routes.js";
@@ -43,7 +43,14 @@ import { hostGuard } from "./http/host-guard.js";
 import "./http/locals.js";
 import { requestContext } from "./http/request-context.js";
 import { adminRoutes } from "./http/routes/admin-routes.js";
+import { openApiDocument } from "./http/openapi/openapi-document.js";
+import { doc } from "./http/openapi/route-doc.js";
+import { Metrics } from "./http/metrics.js";
 import { chatRoutes } from "./http/routes/chat-routes.js";
+import { completionsRoutes } from "./http/routes/completions-routes.js";
+import { messagesRoutes } from "./http/routes/messages-routes.js";
+import { responsesRoutes } from "./http/routes/responses-routes.js";
+import type { ResponseArchive } from "./inference/response-archive.js";
 import { embeddingsRoutes } from "./http/routes/embeddings-routes.js";
 import { rerankRoutes } from "./http/routes/rerank-routes.js";
 import { modelsRoutes, type ModelDefaults } from "./http/routes/models-routes.js";
@@ -63,10 +70,13 @@ export interface AppDeps {
   rerank: RerankService;
   rag: { corpora: CorpusService; documents: DocumentService; queries: QueryService; sources: SourceService; events: CorpusEvents; tombstones: TombstoneService; upload: { maxFiles: number; maxFileBytes: number } };
   conversations: ConversationService;
+  responses: ResponseArchive;
   pulls: ModelPullService;
   rateLimits: RateLimitService;
   audit: AuditService;
   oauth: { accounts: ServiceAccountService; keys: OAuthKeys };
+  /** Documents by indexing status across every corpus (metrics). */
+  documentCounts: () => Record<string, number>;
   /** What `GET /v1/admin/security` reports. */
   securityStatus: () => SecurityStatus;
   http: { host: string; allowedHosts: string[]; maxJsonBodyBytes: number };
@@ -82,8 +92,10 @@ export function createApp(deps: AppDeps): Express {
   app.set("etag", false);
   app.set("query parser", "simple");
   app.use(requestContext(deps.logger));
+  const metrics = new Metrics({ engine: () => deps.engine.status(), documents: deps.documentCounts });
+  app.use(metrics.middleware());
   app.use(hostGuard(deps.http.host, deps.http.allowedHosts));
-  app.get("/healthz", (_req, res) => {
+  app.get("/healthz", doc({ summary: "Liveness and the engine's state (GPU, threads, loaded models); no key needed", tag: "Discovery", public: true }), (_req, res) => {
     // No credential needed here, so nothing about this machine's files: model ids, not paths.
     const engine = deps.engine.status();
     res.json({ status: "ok", version: deps.version, engine: { ...engine, loadedModels: engine.loadedModels.map(({ path: _path, ...m }) => m) } });
@@ -94,7 +106,12 @@ export function createApp(deps: AppDeps): Express {
   if (deps.rendererDir) app.use(workbenchStatic(deps.rendererDir));
   app.use(sessionRoutes(deps.sessions, deps.rateLimits, deps.audit));
   // Authenticate before reading a body: strangers cannot make us parse megabytes.
-  app.use("/v1", authenticate(deps.admin, deps.sessions, deps.audit, deps.oauth.accounts));
+  app.use(["/v1", "/metrics"], authenticate(deps.admin, deps.sessions, deps.audit, deps.oauth.accounts));
+  // Prometheus scrapes with a bearer key holding `metrics.read` (the path it expects, and under /v1).
+  app.get(["/metrics", "/v1/metrics"], doc({ summary: "Prometheus metrics: requests, latency, tokens, time to first token, queues, loaded models, indexing", tag: "Discovery", response: { contentType: "text/plain" } }), requireScope("metrics.read"), async (_req, res) => {
+    const { contentType, text } = await metrics.exposition();
+    res.type(contentType).send(text);
+  });
   app.use("/v1", rateLimitHeaders(deps.rateLimits));
   const admit = costly(deps.rateLimits);
   const trail = trailOf(deps.audit);
@@ -102,8 +119,11 @@ export function createApp(deps: AppDeps): Express {
   app.use(express.json({ limit: deps.http.maxJsonBodyBytes, strict: true, verify: refuseDeepJson }));
   app.use(corporaRoutes({ ...deps.rag, costly: admit, trail, audit: deps.audit }));
   app.use(modelAdminRoutes(deps.pulls));
-  app.use(modelsRoutes(deps.registry, deps.modelDefaults, startedAt));
+  app.use(modelsRoutes(deps.registry, deps.modelDefaults, startedAt, (entry) => deps.engine.contextFor(entry)));
   app.use(chatRoutes(deps.chat, admit, trail));
+  app.use(completionsRoutes(deps.chat, admit, trail));
+  app.use(messagesRoutes(deps.chat, admit, trail));
+  app.use(responsesRoutes(deps.chat, deps.responses, admit, trail));
   app.use(embeddingsRoutes(deps.embeddings, admit, trail));
   app.use(rerankRoutes(deps.rerank, admit, trail));
   app.use(adminRoutes(deps.admin, deps.rateLimits, trail));
@@ -114,6 +134,10 @@ export function createApp(deps: AppDeps): Express {
   app.use(sourceRoutes(deps.rag.sources));
   app.use(conversationRoutes(deps.conversations, deps.rag.corpora));
   app.use(tombstoneRoutes(deps.rag.tombstones));
+  let openApi: Record<string, unknown> | undefined;
+  app.get("/v1/openapi.json", doc({ summary: "This API as an OpenAPI 3.1 document, generated from the routes served and the schemas they validate with", tag: "Discovery" }), (_req, res) => {
+    res.json((openApi ??= openApiDocument(app, { version: deps.version })));
+  });
   app.use(notFoundHandler);
   app.use(errorHandler);
   return app;

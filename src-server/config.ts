@@ -62,6 +62,11 @@ export const ConfigSchema = z
         sequences: positiveInt.max(64).default(4),
         /** Requests allowed to wait for a free sequence; beyond that: 503 `server_busy`. */
         maxQueued: z.number().int().min(0).default(64),
+        /**
+         * Prompt caching: a request goes to the free sequence holding the longest prefix of its
+         * prompt, and only the rest is evaluated. Off: every prompt is evaluated whole.
+         */
+        promptCache: z.boolean().default(true),
       })
       .prefault({}),
     embeddings: z
@@ -78,6 +83,12 @@ export const ConfigSchema = z
         contexts: positiveInt.max(16).default(1),
         /** Maximum documents in one rerank request. */
         maxDocuments: positiveInt.max(100_000).default(1000),
+      })
+      .prefault({}),
+    responses: z
+      .object({
+        /** Days a response made with `store` (the Responses API's default) is kept for `previous_response_id`; 0 = until deleted. */
+        retentionDays: z.number().int().min(0).max(3650).default(30),
       })
       .prefault({}),
     limits: z

@@ -30,7 +30,10 @@ export type InputLocation =
   | { in: "toolChoice" }
   | { in: "inputs"; index: number; count: number }
   /** Reranking: the query (the documents are `inputs`). */
-  | { in: "query" };
+  | { in: "query" }
+  /** Text completions: the prompt (one of several when `index` is set) and the FIM suffix. */
+  | { in: "prompt"; index?: number }
+  | { in: "suffix" };
 
 export interface ServiceErrorOptions {
   /** Stable snake_case code clients can branch on, e.g. `model_not_found`. */

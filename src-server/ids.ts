@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 
 /** Type prefixes for every identifier the service hands out (guide §2). */
-export type IdPrefix = "ws_" | "key_" | "corp_" | "doc_" | "chk_" | "ans_" | "chatcmpl-" | "req_" | "job_" | "ses_" | "conv_" | "msg_" | "pull_" | "aud_" | "sa_" | "rerank-";
+export type IdPrefix = "ws_" | "key_" | "corp_" | "doc_" | "chk_" | "ans_" | "chatcmpl-" | "cmpl-" | "resp_" | "req_" | "job_" | "ses_" | "conv_" | "msg_" | "pull_" | "aud_" | "sa_" | "rerank-";
 
 const ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
 

@@ -37,6 +37,8 @@ import { ModelRegistry } from "./models/model-registry.js";
 import { QueryService } from "./rag/answer/query-service.js";
 import { SourceService } from "./rag/answer/source-service.js";
 import { ConversationService } from "./conversations/conversation-service.js";
+import { ResponseArchive } from "./inference/response-archive.js";
+import { ResponseStore } from "./store/response-store.js";
 import { DataKeyring } from "./security/data-keyring.js";
 import { ConversationStore } from "./store/conversation-store.js";
 import { CorpusEvents } from "./rag/corpus-events.js";
@@ -57,7 +59,7 @@ import { CorpusStore } from "./store/corpus-store.js";
 import { SqliteColdStore } from "./store/sqlite-cold-store.js";
 import { TombstoneCatalog } from "./store/tombstone-catalog.js";
 import { TombstoneService } from "./rag/tombstone-service.js";
-import { systemClock, type Clock } from "./domain/clock.js";
+import { secondsOf, systemClock, type Clock } from "./domain/clock.js";
 import { openDatabase, type Database } from "./store/database.js";
 import { DocumentStore } from "./store/document-store.js";
 import { SessionStore } from "./store/session-store.js";
@@ -96,6 +98,8 @@ export interface Services {
   sources: SourceService;
   events: CorpusEvents;
   conversations: ConversationService;
+  /** Stored responses of the Responses API. */
+  responses: ResponseArchive;
   pulls: ModelPullService;
   rateLimits: RateLimitService;
   audit: AuditService;
@@ -221,10 +225,13 @@ export async function createServer(config: Config, options: ServerOptions): Prom
     };
     const conversationStore = new ConversationStore(db);
     const conversations = new ConversationService(conversationStore, new DataKeyring(keyProvider, (id) => conversationStore.wrappedKey(id)));
+    const responseStore = new ResponseStore(db);
+    const responses = new ResponseArchive(responseStore, new DataKeyring(keyProvider, (id) => responseStore.wrappedKey(id)), { retentionDays: config.responses.retentionDays, now: () => secondsOf(clock) });
     const services: Services = {
       admin,
       sessions,
       conversations,
+      responses,
       pulls,
       rateLimits,
       audit,
@@ -245,11 +252,13 @@ export async function createServer(config: Config, options: ServerOptions): Prom
       embeddings: services.embeddings,
       rerank: services.rerank,
       conversations,
+      responses,
       pulls,
       rateLimits,
       audit,
       oauth: { accounts: serviceAccounts, keys: oauthKeys },
       securityStatus,
+      documentCounts: rag.documentCounts,
       rag: { ...rag.services, upload: { maxFiles: config.rag.maxFilesPerUpload, maxFileBytes: config.rag.maxFileBytes } },
       http: { host: config.host, allowedHosts: config.allowedHosts, maxJsonBodyBytes: config.limits.maxJsonBodyBytes },
       version: options.version,
@@ -313,6 +322,8 @@ export async function createServer(config: Config, options: ServerOptions): Prom
         const purge = setInterval(() => {
           void purgeTombstones();
           sessions.purgeExpired();
+          const expired = responses.purgeExpired();
+          if (expired > 0) logger.info({ expired }, "deleted stored responses whose retention ended");
         }, 3600_000);
         purge.unref();
         resources.add(() => clearInterval(purge));
@@ -427,5 +438,5 @@ function composeRag(config: Config, db: Database, registry: ModelRegistry, engin
     relevanceGates: config.rag.relevanceGates,
   });
   const sources = new SourceService({ corpora, documents: documentStore, chunks: chunkStore, keyring, blobs });
-  return { indexer, indexes, cold, services: { corpora, documents, queries, sources, events, tombstones } };
+  return { indexer, indexes, cold, documentCounts: () => documentStore.countsByStatus(), services: { corpora, documents, queries, sources, events, tombstones } };
 }

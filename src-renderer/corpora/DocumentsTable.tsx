@@ -17,7 +17,9 @@ import type { DocState, Phase } from "./upload-reducer.js";
 
 function phaseOf(doc: RagDocument, live: DocState | undefined): DocState {
   if (doc.status === "indexed" || doc.status === "failed") return { phase: doc.status, progress: null, error: doc.error };
-  if (live && live.phase !== "indexed" && live.phase !== "failed") return live;
+  // A live event is newer than a list fetched before it: an "indexed" event must not fall back to
+  // "Reading" while the list is being fetched again.
+  if (live) return live;
   return { phase: doc.status === "queued" ? "queued" : ("parsing" satisfies Phase), progress: null, error: null };
 }
 

@@ -327,6 +327,7 @@ export const en = {
   "scope.keys.manage": "create and revoke API keys",
   "scope.workspaces.manage": "manage workspaces and download models",
   "scope.audit.read": "read and export the audit log",
+  "scope.metrics.read": "read the Prometheus metrics (/metrics)",
   "secret.title": "Key “{name}” created",
   "secret.once": "Copy the key now. It is shown only this once; Pustaka keeps only a hash of it.",
   "secret.label": "The new API key",

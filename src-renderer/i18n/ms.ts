@@ -329,6 +329,7 @@ export const ms: Record<MessageKey, string> = {
   "scope.keys.manage": "cipta dan batalkan kunci API",
   "scope.workspaces.manage": "urus ruang kerja dan muat turun model",
   "scope.audit.read": "baca dan eksport log audit",
+  "scope.metrics.read": "baca metrik Prometheus (/metrics)",
   "secret.title": "Kunci “{name}” dicipta",
   "secret.once": "Salin kunci sekarang. Ia hanya dipaparkan sekali ini; Pustaka hanya menyimpan cincangannya.",
   "secret.label": "Kunci API baharu",

@@ -8,7 +8,7 @@ import { useI18n } from "../i18n/i18n.js";
 import { ErrorNotice } from "../ui/ErrorNotice.js";
 import { Modal } from "../ui/Modal.js";
 
-export const SCOPES: Scope[] = ["inference", "rag.read", "rag.write", "keys.manage", "workspaces.manage", "audit.read"];
+export const SCOPES: Scope[] = ["inference", "rag.read", "rag.write", "keys.manage", "workspaces.manage", "audit.read", "metrics.read"];
 const EXPIRY = [0, 7, 30, 90, 365];
 
 export interface CreateKeyDialogProps {

@@ -44,7 +44,7 @@ export const principal: Principal = {
 };
 
 /** The test principal with every scope (an administrator's session). */
-export const adminPrincipal: Principal = { ...principal, scopes: ["inference", "rag.read", "rag.write", "keys.manage", "workspaces.manage", "audit.read"] };
+export const adminPrincipal: Principal = { ...principal, scopes: ["inference", "rag.read", "rag.write", "keys.manage", "workspaces.manage", "audit.read", "metrics.read"] };
 
 /** Renders `ui` inside the workbench's providers with a fake server. */
 export function renderWithApp(ui: ReactElement, options: { routes?: Record<string, Handler>; locale?: Locale; credential?: string | null; principal?: Principal } = {}) {

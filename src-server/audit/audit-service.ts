@@ -25,6 +25,9 @@ export const INSTANCE_CHAIN = "instance";
 
 export type AuditEventType =
   | "chat.completion"
+  | "text.completion"
+  | "response.create"
+  | "response.delete"
   | "embeddings.create"
   | "rerank.create"
   | "document.upload"

@@ -1,6 +1,6 @@
 /** The API contract: workspaces, API keys, the caller, browser sessions. Types only. */
 
-export type Scope = "inference" | "rag.read" | "rag.write" | "keys.manage" | "workspaces.manage" | "audit.read";
+export type Scope = "inference" | "rag.read" | "rag.write" | "keys.manage" | "workspaces.manage" | "audit.read" | "metrics.read";
 
 export interface Workspace {
   id: string;

@@ -97,3 +97,34 @@ export interface EmbeddingList {
   model: string;
   usage: { prompt_tokens: number; total_tokens: number };
 }
+
+/** `POST /v1/completions`: OpenAI's legacy text completions (the parts beyond `prompt` as for chat). */
+export interface CompletionRequest {
+  model?: string;
+  /** Text, several texts (one choice each), token ids, or several lists of token ids. */
+  prompt: string | string[] | number[] | number[][];
+  /** Fill-in-the-middle: the text after the gap (models with FIM tokens only; else 400 `fim_not_supported`). */
+  suffix?: string;
+  /** Default: until the model stops or its context is full (as llama.cpp's server, not OpenAI's 16). */
+  max_tokens?: number;
+  temperature?: number;
+  top_p?: number;
+  stop?: string | string[];
+  seed?: number;
+  /** Send the prompt back before the completion. */
+  echo?: boolean;
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+}
+
+export interface TextCompletion {
+  /** `cmpl-…`; streamed chunks share it. */
+  id: string;
+  object: "text_completion";
+  created: number;
+  model: string;
+  system_fingerprint: null;
+  choices: { text: string; index: number; logprobs: null; finish_reason: "stop" | "length" | null }[];
+  /** On the full object; on a stream only the last chunk's (with `stream_options.include_usage`). */
+  usage?: Usage | null;
+}

@@ -13,7 +13,10 @@ export interface Model {
   /** The canonical id this name resolves to. */
   root: string;
   aliases: string[];
+  /** Tokens one request may use here (prompt and completion): the configured context, capped by the model's. */
   context_length: number | null;
+  /** The context the model was trained with (its GGUF's), which a larger configured context could reach. */
+  max_context_length: number | null;
   /** Embedding models only: width of the vectors. */
   dimensions?: number | null;
   languages: string[];

@@ -1,5 +1,5 @@
 /** Permissions an API key can carry. */
-export const SCOPES = ["inference", "rag.read", "rag.write", "keys.manage", "workspaces.manage", "audit.read"] as const;
+export const SCOPES = ["inference", "rag.read", "rag.write", "keys.manage", "workspaces.manage", "audit.read", "metrics.read"] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /** Scopes of a key created without an explicit list: use the service, manage nothing. */

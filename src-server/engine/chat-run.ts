@@ -2,21 +2,24 @@
  * One chat generation on node-llama-cpp: admission (grammar, prompt length, a free
  * sequence) and the token stream, turned from callbacks into an async generator.
  */
-import { LlamaChat, TokenMeter, type ChatHistoryItem, type ChatModelFunctions, type ChatWrapper, type Llama, type LlamaContextSequence, type LlamaGrammar, type LlamaModel } from "node-llama-cpp";
+import { LlamaChat, type ChatHistoryItem, type ChatModelFunctions, type ChatWrapper, type Llama, type LlamaContextSequence, type LlamaGrammar, type LlamaModel, type Token } from "node-llama-cpp";
 import { invalidInput, type InputLocation, type ServiceError } from "../errors.js";
 import { randomBase62 } from "../ids.js";
-import { AsyncQueue } from "./async-queue.js";
 import { toLlamaFunctions, toLlamaHistory } from "./chat-history.js";
 import { planForcedToolCall, type ForcedToolPlan } from "./forced-tool-call.js";
-import { toGrammarSchema } from "./grammar-schema.js";
+import { createGbnfGrammar, JSON_OBJECT_GBNF, schemaGbnf } from "./schema-grammar.js";
 import type { LeasePool } from "./lease-pool.js";
-import type { ChatEvent, ChatGenerationInput, ChatRun, FinishReason, ResponseFormat, ToolCall } from "./types.js";
+import { acquireForPrompt } from "./prompt-cache.js";
+import { finishReasonOf, sequenceStream, type Generate } from "./sequence-stream.js";
+import type { ChatGenerationInput, ChatRun, ResponseFormat, ToolCall } from "./types.js";
 
 export interface ChatSlot {
   pool: LeasePool<LlamaContextSequence>;
   wrapper: ChatWrapper;
   /** Tokens per sequence. */
   contextSize: number;
+  /** Reuse a sequence's evaluated prefix across requests (`chat.promptCache`); see prompt-cache.ts. */
+  promptCache: boolean;
 }
 
 export interface StartChatArgs {
@@ -33,29 +36,26 @@ function contextLengthExceeded(message: string, location: InputLocation): Servic
   return invalidInput(message, "context_length_exceeded", location);
 }
 
+/** The grammar of a response format: any compact JSON object, or the schema's compact JSON. */
 async function createGrammar(llama: Llama, format: ResponseFormat): Promise<LlamaGrammar | undefined> {
   if (format.type === "text") return undefined;
-  if (format.type === "json_object") return llama.getGrammarFor("json");
-  const location: InputLocation = { in: "responseFormat", schema: true };
-  const schema = toGrammarSchema(format.schema, location);
-  try {
-    // The schema was validated above; node-llama-cpp types it by its literal shape.
-    return await llama.createGrammarForJsonSchema(schema as never);
-  } catch (error) {
-    throw invalidInput(`the JSON schema is not supported: ${(error as Error).message}`, "unsupported_json_schema", location);
-  }
+  return createGbnfGrammar(llama, format.type === "json_object" ? JSON_OBJECT_GBNF : schemaGbnf(format.schema, { in: "responseFormat", schema: true }));
 }
 
 /** Prompt tokens exactly as the chat template renders them, counted with the model's tokenizer. */
-function countPromptTokens(wrapper: ChatWrapper, model: LlamaModel, history: ChatHistoryItem[], functions: ChatModelFunctions | undefined): number {
+function promptTokensOf(wrapper: ChatWrapper, model: LlamaModel, history: ChatHistoryItem[], functions: ChatModelFunctions | undefined): Token[] {
   const { contextText } = wrapper.generateContextState({ chatHistory: history, availableFunctions: functions, documentFunctionParams: true });
-  return contextText.tokenize(model.tokenizer).length;
+  return contextText.tokenize(model.tokenizer);
 }
 
-function finishReasonOf(stopReason: string): FinishReason {
-  if (stopReason === "maxTokens") return "length";
-  if (stopReason === "functionCalls") return "tool_calls";
-  return "stop";
+/** The prompt tokens of a chat request, rendered as `startChatRun` renders it; see `InferenceEngine.countChatTokens`. */
+export function countChatRequestTokens(model: LlamaModel, slot: ChatSlot, input: Pick<ChatGenerationInput, "messages" | "tools" | "toolChoice">): number {
+  let history = toLlamaHistory(input.messages);
+  const choice = input.toolChoice;
+  let functions: ChatModelFunctions | undefined;
+  if (choice === "required" || typeof choice === "object") history = planForcedToolCall(history, input.tools, choice).history;
+  else functions = choice !== "none" && input.tools.length > 0 ? toLlamaFunctions(input.tools) : undefined;
+  return promptTokensOf(slot.wrapper, model, history, functions).length;
 }
 
 /** Admits a generation and returns its run; see `InferenceEngine.startChat`. */
@@ -85,13 +85,13 @@ export async function startChatRun(args: StartChatArgs): Promise<ChatRun> {
     if (choice === "required" || typeof choice === "object") {
       forced = planForcedToolCall(history, input.tools, choice);
       history = forced.history;
-      // The schema was validated by toGrammarSchema; node-llama-cpp types it by its literal shape.
-      grammar = await llama.createGrammarForJsonSchema(forced.schema as never);
+      grammar = await createGbnfGrammar(llama, forced.gbnf);
     } else {
       functions = usesTools ? toLlamaFunctions(input.tools) : undefined;
       grammar = await createGrammar(llama, input.responseFormat);
     }
-    promptTokens = countPromptTokens(slot.wrapper, model, history, functions);
+    const prompt = promptTokensOf(slot.wrapper, model, history, functions);
+    promptTokens = prompt.length;
     if (promptTokens >= slot.contextSize) {
       throw contextLengthExceeded(`This model's context is ${slot.contextSize} tokens per request, but the messages take ${promptTokens} tokens. Shorten the messages.`, { in: "messages" });
     }
@@ -102,75 +102,45 @@ export async function startChatRun(args: StartChatArgs): Promise<ChatRun> {
       );
     }
     maxTokens = input.maxTokens ?? slot.contextSize - promptTokens;
-    sequence = await slot.pool.acquire(signal);
+    sequence = await acquireForPrompt(slot.pool, prompt, input.promptCache ?? slot.promptCache, signal);
   } catch (error) {
     finish();
     throw error;
   }
 
-  let released = false;
-  const release = (): void => {
-    if (released) return;
-    released = true;
-    slot.pool.release(sequence);
-    finish();
-  };
-  // If the consumer never starts the stream (client gone before the first read), the
-  // request's abort still returns the sequence.
-  const onAbortBeforeStart = (): void => release();
-  signal.addEventListener("abort", onAbortBeforeStart, { once: true });
-
-  async function* events(): AsyncGenerator<ChatEvent, void, undefined> {
-    signal.removeEventListener("abort", onAbortBeforeStart);
-    if (released) return;
-    const stop = new AbortController();
-    const onAbort = (): void => stop.abort(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    const queue = new AsyncQueue<ChatEvent>();
+  const { temperature, topP, topK, minP, seed, frequencyPenalty, presencePenalty, repeatPenalty } = input.sampling;
+  const penalize = frequencyPenalty !== undefined || presencePenalty !== undefined || repeatPenalty !== undefined;
+  const generate: Generate = async (sequence, stop, emit) => {
     let forcedText = "";
     const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: slot.wrapper, autoDisposeSequence: false });
-    const meterBefore = sequence.tokenMeter.getState();
-    const { temperature, topP, topK, minP, seed, frequencyPenalty, presencePenalty, repeatPenalty } = input.sampling;
-    const penalize = frequencyPenalty !== undefined || presencePenalty !== undefined || repeatPenalty !== undefined;
-    const common = {
-      signal: stop.signal,
-      stopOnAbortSignal: true,
-      maxTokens,
-      temperature,
-      topP,
-      topK,
-      minP,
-      seed,
-      repeatPenalty: penalize ? { frequencyPenalty, presencePenalty, penalty: repeatPenalty } : (false as const),
-      customStopTriggers: input.stop.length > 0 ? input.stop : undefined,
-      // A forced call's text is its arguments: collected, not streamed as content.
-      onTextChunk: (text: string) => (forced ? (forcedText += text) : queue.push({ type: "text", text })),
-    };
-    const generation = (functions ? chat.generateResponse(history, { ...common, functions, documentFunctionParams: true }) : chat.generateResponse(history, { ...common, grammar }))
-      .then((result) => {
-        if (result.metadata.stopReason !== "abort") {
-          const toolCalls: ToolCall[] = forced ? forced.toToolCalls(forcedText) : (result.functionCalls ?? []).map((call) => ({
-            id: `call_${randomBase62(24)}`,
-            name: call.functionName,
-            arguments: JSON.stringify(call.params ?? {}),
-          }));
-          const completionTokens = TokenMeter.diff(sequence.tokenMeter, meterBefore).usedOutputTokens;
-          const stopped = finishReasonOf(result.metadata.stopReason);
-          const finishReason = stopped === "length" ? "length" : toolCalls.length > 0 ? "tool_calls" : stopped;
-          queue.push({ type: "end", finishReason, toolCalls, completionTokens });
-        }
-        queue.end();
-      })
-      .catch((error: unknown) => queue.fail(error));
     try {
-      for await (const event of queue) yield event;
+      const common = {
+        signal: stop,
+        stopOnAbortSignal: true,
+        maxTokens,
+        temperature,
+        topP,
+        topK,
+        minP,
+        seed,
+        repeatPenalty: penalize ? { frequencyPenalty, presencePenalty, penalty: repeatPenalty } : (false as const),
+        customStopTriggers: input.stop.length > 0 ? input.stop : undefined,
+        // A forced call's text is its arguments: collected, not streamed as content.
+        onTextChunk: (text: string) => (forced ? (forcedText += text) : emit(text)),
+      };
+      const result = await (functions ? chat.generateResponse(history, { ...common, functions, documentFunctionParams: true }) : chat.generateResponse(history, { ...common, grammar }));
+      if (result.metadata.stopReason === "abort") return null;
+      const toolCalls: ToolCall[] = forced ? forced.toToolCalls(forcedText) : (result.functionCalls ?? []).map((call) => ({
+        id: `call_${randomBase62(24)}`,
+        name: call.functionName,
+        arguments: JSON.stringify(call.params ?? {}),
+      }));
+      const stopped = finishReasonOf(result.metadata.stopReason);
+      const stopSequence = result.metadata.stopReason === "customStopTrigger" ? result.metadata.customStopTrigger.filter((part): part is string => typeof part === "string").join("") : undefined;
+      return { finishReason: stopped === "length" ? "length" : toolCalls.length > 0 ? "tool_calls" : stopped, toolCalls, stopSequence };
     } finally {
-      signal.removeEventListener("abort", onAbort);
-      stop.abort();
-      await generation;
       chat.dispose();
-      release();
     }
-  }
-  return { promptTokens, contextSize: slot.contextSize, events: events() };
+  };
+  return sequenceStream({ pool: slot.pool, sequence, signal, promptTokens, contextSize: slot.contextSize, generate, onDone: finish });
 }

@@ -3,15 +3,16 @@
  * instead of hoping the model emits its native call syntax. The model sees the tools
  * described in a system message and can only produce JSON that is a valid call.
  */
-import type { ChatHistoryItem, GbnfJsonSchema } from "node-llama-cpp";
+import type { ChatHistoryItem } from "node-llama-cpp";
 import { invalidInput } from "../errors.js";
 import { randomBase62 } from "../ids.js";
-import { toGrammarSchema } from "./grammar-schema.js";
+import { schemaGbnf } from "./schema-grammar.js";
 import type { ToolCall, ToolDefinition } from "./types.js";
 
 export interface ForcedToolPlan {
   history: ChatHistoryItem[];
-  schema: GbnfJsonSchema;
+  /** The grammar of the call's JSON (compact, every constraint of the parameters enforced). */
+  gbnf: string;
   /** Turns the generated JSON into tool calls; raw text is kept when it is cut short. */
   toToolCalls(text: string): ToolCall[];
 }
@@ -22,18 +23,20 @@ export function planForcedToolCall(history: ChatHistoryItem[], tools: readonly T
   if (tools.length === 0) throw invalidInput("forcing a tool call needs at least one tool", "invalid_parameter", { in: "toolChoice" });
   const candidates = typeof choice === "object" ? tools.filter((t) => t.name === choice.name) : [...tools];
   if (candidates.length === 0) throw invalidInput(`the forced tool '${(choice as { name: string }).name}' is not among the tools offered`, "invalid_parameter", { in: "toolChoice" });
-  const params = (tool: ToolDefinition, i: number) => toGrammarSchema(tool.parameters ?? NO_PARAMS, { in: "tools", tool: tools.indexOf(tool) >= 0 ? tools.indexOf(tool) : i });
-
+  // Each tool's parameters are checked on their own, so a refusal names the tool.
+  for (const tool of candidates) schemaGbnf(tool.parameters ?? NO_PARAMS, { in: "tools", tool: tools.indexOf(tool) });
   const single = candidates.length === 1 ? candidates[0]! : null;
-  const schema: GbnfJsonSchema = single
-    ? params(single, 0)
-    : ({
-        oneOf: candidates.map((tool, i) => ({
+  const schema = single
+    ? (single.parameters ?? NO_PARAMS)
+    : {
+        anyOf: candidates.map((tool) => ({
           type: "object",
-          properties: { name: { const: tool.name }, arguments: params(tool, i) },
+          properties: { name: { const: tool.name }, arguments: tool.parameters ?? NO_PARAMS },
           required: ["name", "arguments"],
+          additionalProperties: false,
         })),
-      } as GbnfJsonSchema);
+      };
+  const gbnf = schemaGbnf(schema, { in: "tools", tool: single ? tools.indexOf(single) : 0 });
 
   const described = candidates
     .map((tool) => `- ${tool.name}${tool.description ? `: ${tool.description}` : ""}\n  parameters (JSON Schema): ${JSON.stringify(tool.parameters ?? NO_PARAMS)}`)
@@ -49,7 +52,7 @@ export function planForcedToolCall(history: ChatHistoryItem[], tools: readonly T
 
   return {
     history: withInstruction,
-    schema,
+    gbnf,
     toToolCalls(text) {
       const id = `call_${randomBase62(24)}`;
       let parsed: unknown;

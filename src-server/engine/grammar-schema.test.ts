@@ -26,13 +26,19 @@ describe("toGrammarSchema", () => {
     assert.deepEqual(nullable.oneOf.map((s: any) => s.type), ["object", "null"]);
   });
 
+  it("describes to the model what function calling cannot enforce (bounds, patterns) instead of refusing it", () => {
+    const out = toGrammarSchema({ type: "object", properties: { n: { type: "integer", exclusiveMinimum: -1000, exclusiveMaximum: 1000, description: "a number" }, code: { type: "string", pattern: "^[A-Z]{3}$" } }, required: ["n"] }, P) as Record<string, any>;
+    assert.deepEqual(out.properties.n, { type: "integer", description: "a number (exclusiveMinimum: -1000; exclusiveMaximum: 1000)" });
+    assert.deepEqual(out.properties.code, { type: "string", description: '(pattern: "^[A-Z]{3}$")' });
+  });
+
   it("refuses what a grammar cannot enforce, naming the keyword and its place", () => {
     const refused: [unknown, RegExp][] = [
       [{ type: "frobnicate" }, /at 'type': unknown type "frobnicate"/],
-      [{ type: "object", properties: { n: { type: "integer", minimum: 0 } } }, /at 'properties\.n\.minimum': the keyword 'minimum'/],
-      [{ type: "string", pattern: "^a" }, /'pattern'/],
+      [{ type: "object", properties: { n: { type: "integer", multipleOf: 5 } } }, /at 'properties\.n\.multipleOf': the keyword 'multipleOf'/],
+      [{ type: "string", pattern: "^(?=a)" }, /'pattern'.*lookahead/],
       [{ type: "string", format: "email" }, /format "email"/],
-      [{ $ref: "http://example.com/schema" }, /local references/],
+      [{ $ref: "http://example.com/schema" }, /inside the schema/],
       ["not a schema", /must be a JSON object/],
     ];
     for (const [schema, message] of refused) {

@@ -1,11 +1,15 @@
 /**
- * JSON Schema → the subset node-llama-cpp turns into a grammar. Common OpenAI idioms are
- * normalised (`anyOf` → `oneOf`, `definitions` → `$defs`, annotations dropped); anything
- * the grammar could not enforce is refused with a 400 that names the keyword and where
- * it is, rather than silently producing output that ignores it.
+ * JSON Schema → the subset node-llama-cpp's function calling turns into a grammar (the
+ * `auto` tool choice, where the model decides whether to call). The schema is first
+ * checked by the full compiler (`schemaGbnf`), so every tool choice accepts and refuses
+ * the same schemas. Constraints node-llama-cpp cannot express (patterns, numeric bounds,
+ * `allOf`, some formats) are then described to the model in the property's description
+ * instead: in `auto` mode, as with OpenAI's non-strict tools, they guide rather than bind;
+ * a forced call (`required` or a named tool) and `response_format` enforce all of them.
  */
 import type { GbnfJsonSchema } from "node-llama-cpp";
 import { invalidInput, type InputLocation } from "../errors.js";
+import { schemaGbnf } from "./schema-grammar.js";
 
 const TYPES = new Set(["string", "number", "integer", "boolean", "null", "object", "array"]);
 const ANNOTATIONS = new Set(["$schema", "$id", "title", "examples", "default", "strict", "$comment", "deprecated", "readOnly", "writeOnly"]);
@@ -14,6 +18,8 @@ const KEYWORDS = new Set([
   "properties", "required", "additionalProperties", "minProperties", "maxProperties",
   "items", "prefixItems", "minItems", "maxItems", "minLength", "maxLength", "format",
 ]);
+/** Enforced by the full compiler, described (not enforced) to node-llama-cpp's function calling. */
+const DESCRIBED = new Set(["pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "nullable", "unevaluatedProperties", "uniqueItems"]);
 const STRING_FORMATS = new Set(["date-time", "time", "date"]);
 const MAX_DEPTH = 32;
 
@@ -28,12 +34,14 @@ function isObject(value: unknown): value is Json {
  * response format's schema, a tool's parameters); errors name the keyword's path in it.
  */
 export function toGrammarSchema(schema: unknown, location: InputLocation): GbnfJsonSchema {
+  schemaGbnf(schema, location);
   const fail = (where: string, message: string) => invalidInput(`JSON schema${where ? ` at '${where.slice(1)}'` : ""}: ${message}`, "unsupported_json_schema", location);
 
   function walk(node: unknown, where: string, depth: number): Json {
     if (depth > MAX_DEPTH) throw fail(where, `nested deeper than ${MAX_DEPTH} levels`);
     if (!isObject(node)) throw fail(where, "a schema must be a JSON object");
     const out: Json = {};
+    const described: string[] = [];
     for (const [key, value] of Object.entries(node)) {
       if (ANNOTATIONS.has(key)) continue;
       const at = `${where}.${key}`;
@@ -78,14 +86,22 @@ export function toGrammarSchema(schema: unknown, location: InputLocation): GbnfJ
           out.additionalProperties = typeof value === "boolean" ? value : walk(value, at, depth + 1);
           break;
         case "format":
-          if (typeof value !== "string" || !STRING_FORMATS.has(value)) throw fail(at, `format ${JSON.stringify(value)} is not supported (supported: ${[...STRING_FORMATS].join(", ")})`);
-          out.format = value;
+          if (typeof value === "string" && STRING_FORMATS.has(value)) out.format = value;
+          else described.push(`format: ${String(value)}`);
+          break;
+        case "allOf":
+          if (!Array.isArray(value)) throw fail(at, "must be an array of schemas");
+          // Described parts: the full compiler merged them; here the first part shapes the value.
+          if (value.length === 1) Object.assign(out, walk(value[0], `${at}.0`, depth + 1));
+          else described.push(`all of: ${JSON.stringify(value)}`);
           break;
         default:
-          if (!KEYWORDS.has(key)) throw fail(at, `the keyword '${key}' cannot be enforced by the grammar engine; remove it`);
-          out[key] = value;
+          if (KEYWORDS.has(key)) out[key] = value;
+          else if (DESCRIBED.has(key)) described.push(`${key}: ${JSON.stringify(value)}`);
+          else throw fail(at, `the keyword '${key}' cannot be enforced by the grammar engine; remove it`);
       }
     }
+    if (described.length > 0) out.description = [typeof out.description === "string" ? out.description : "", `(${described.join("; ")})`].filter(Boolean).join(" ");
     return out;
   }
 

@@ -18,6 +18,20 @@ describe("LeasePool", () => {
     assert.deepEqual(order, ["2:a", "3:a"]);
   });
 
+  it("takes the free item with the best affinity, ties to the most recently returned", async () => {
+    const signal = new AbortController().signal;
+    const pool = new LeasePool(["aa", "b", "cc"], 10);
+    const length = (x: string) => x.length;
+    assert.equal(await pool.acquire(signal, length), "cc", "ties (aa, cc): the last returned");
+    assert.equal(await pool.acquire(signal, (x) => (x === "b" ? 5 : 0)), "b");
+    pool.release("b");
+    pool.release("cc");
+    assert.equal(await pool.acquire(signal, length), "cc");
+    assert.equal(await pool.acquire(signal, length), "aa");
+    assert.equal(await pool.acquire(signal, length), "b", "the only one left");
+    assert.equal(pool.available, 0);
+  });
+
   it("refuses with 503 server_busy beyond maxQueued", async () => {
     const pool = new LeasePool([1], 1);
     await pool.acquire(new AbortController().signal);

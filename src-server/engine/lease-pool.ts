@@ -15,6 +15,8 @@ export class LeasePool<T> {
   private readonly free: T[];
   private readonly waiters: Waiter<T>[] = [];
   private closed = false;
+  /** How many items the pool holds in all. */
+  readonly size: number;
 
   /**
    * @param items the resources; each is given to one holder at a time
@@ -26,6 +28,7 @@ export class LeasePool<T> {
     private readonly what = "model slot",
   ) {
     this.free = [...items];
+    this.size = items.length;
   }
 
   get available(): number {
@@ -36,10 +39,24 @@ export class LeasePool<T> {
     return this.waiters.length;
   }
 
-  /** Waits for a free item. Rejects with `signal.reason` when aborted while waiting. */
-  acquire(signal: AbortSignal): Promise<T> {
+  /**
+   * Waits for a free item. Rejects with `signal.reason` when aborted while waiting.
+   * `affinity` scores the free items (e.g. how much of a prompt a sequence already holds):
+   * the best-scoring one is taken, ties going to the most recently returned. A waiter takes
+   * whichever item is returned first.
+   */
+  acquire(signal: AbortSignal, affinity?: (item: T) => number): Promise<T> {
     if (this.closed) return Promise.reject(unavailable(`the ${this.what} pool is shutting down`, "server_shutting_down"));
     if (signal.aborted) return Promise.reject(asError(signal.reason));
+    if (affinity && this.free.length > 1) {
+      let best = this.free.length - 1;
+      let bestScore = affinity(this.free[best]!);
+      for (let i = best - 1; i >= 0; i--) {
+        const score = affinity(this.free[i]!);
+        if (score > bestScore) [best, bestScore] = [i, score];
+      }
+      return Promise.resolve(this.free.splice(best, 1)[0]!);
+    }
     const item = this.free.pop();
     if (item !== undefined) return Promise.resolve(item);
     if (this.waiters.length >= this.maxQueued) {

@@ -4,14 +4,16 @@
  */
 import { getLlama, LlamaLogLevel, type Llama } from "node-llama-cpp";
 import type { Logger } from "pino";
-import { unavailable } from "../errors.js";
+import path from "node:path";
+import { ServiceError, unavailable } from "../errors.js";
 import type { ModelEntry } from "../models/model-registry.js";
-import { startChatRun } from "./chat-run.js";
+import { countChatRequestTokens, startChatRun } from "./chat-run.js";
+import { startCompletionRun } from "./completion-run.js";
 import { scoreChoicesOn } from "./choice-scores.js";
 import { embedInputs } from "./embed-inputs.js";
-import { LoadedModel } from "./loaded-model.js";
+import { LoadedModel, MAX_ENCODER_CONTEXT } from "./loaded-model.js";
 import { rankDocuments } from "./rank-documents.js";
-import type { ChatGenerationInput, ChatMessage, ChatRun, ChoiceScores, EmbeddingResult, EngineStatus, InferenceEngine, RerankScores, TokenizerLease } from "./types.js";
+import type { ChatGenerationInput, ChatMessage, ChatRun, ChoiceScores, CompletionRun, EmbeddingResult, EngineStatus, InferenceEngine, RerankScores, TextCompletionInput, TokenizerLease } from "./types.js";
 
 export interface LlamaEngineOptions {
   gpu: "auto" | "cpu";
@@ -19,7 +21,7 @@ export interface LlamaEngineOptions {
   threads: number;
   /** 0 = never unload. */
   idleUnloadSeconds: number;
-  chat: { contextSize: number; sequences: number; maxQueued: number };
+  chat: { contextSize: number; sequences: number; maxQueued: number; promptCache: boolean };
   embeddings: { contexts: number };
   /** Ranking contexts per reranker working in parallel (each gets threads/contexts threads). */
   rerank: { contexts: number };
@@ -76,6 +78,17 @@ export class LlamaEngine implements InferenceEngine {
     }
   }
 
+  async startCompletion(entry: ModelEntry, input: TextCompletionInput, signal: AbortSignal): Promise<CompletionRun> {
+    const { loaded, release } = await this.acquire(entry);
+    try {
+      const slot = await loaded.chat();
+      return await startCompletionRun({ model: loaded.model, modelId: entry.id, slot, input, signal, onDone: release });
+    } catch (error) {
+      release();
+      throw error;
+    }
+  }
+
   async embed(entry: ModelEntry, inputs: string[], signal: AbortSignal): Promise<EmbeddingResult> {
     const { loaded, release } = await this.acquire(entry);
     try {
@@ -103,6 +116,21 @@ export class LlamaEngine implements InferenceEngine {
     }
   }
 
+  contextFor(entry: ModelEntry): number | null {
+    const trained = entry.gguf.contextLength;
+    if (trained === null) return entry.type === "chat" ? this.options.chat.contextSize : null;
+    return Math.min(trained, entry.type === "chat" ? this.options.chat.contextSize : MAX_ENCODER_CONTEXT);
+  }
+
+  async countChatTokens(entry: ModelEntry, input: Pick<ChatGenerationInput, "messages" | "tools" | "toolChoice">): Promise<number> {
+    const { loaded, release } = await this.acquire(entry);
+    try {
+      return countChatRequestTokens(loaded.model, await loaded.chat(), input);
+    } finally {
+      release();
+    }
+  }
+
   async countTokens(entry: ModelEntry, text: string): Promise<number> {
     const { loaded, release } = await this.acquire(entry);
     try {
@@ -119,7 +147,7 @@ export class LlamaEngine implements InferenceEngine {
       countTokens: (text) => model.tokenize(text, false).length,
       // The embedding context's size, less the two special tokens and one to spare
       // (embedInputs refuses inputs that reach the context size).
-      maxEmbeddingTokens: Math.min(model.trainContextSize, 8192) - 3,
+      maxEmbeddingTokens: Math.min(model.trainContextSize, MAX_ENCODER_CONTEXT) - 3,
       release,
     };
   }
@@ -129,7 +157,7 @@ export class LlamaEngine implements InferenceEngine {
       backend: "llama.cpp (node-llama-cpp)",
       gpu: this.llamaInstance ? this.llamaInstance.gpu : null,
       threads: this.llamaInstance ? this.threads(this.llamaInstance) : this.options.threads,
-      loadedModels: [...this.settled.values()].map((m) => ({ id: m.entry.id, path: m.entry.gguf.path, kinds: m.kinds, activeLeases: m.activeLeases })),
+      loadedModels: [...this.settled.values()].map((m) => ({ id: m.entry.id, path: m.entry.gguf.path, kinds: m.kinds, activeLeases: m.activeLeases, busy: m.busy, queued: m.queued })),
     };
   }
 
@@ -167,7 +195,14 @@ export class LlamaEngine implements InferenceEngine {
   private async load(entry: ModelEntry): Promise<LoadedModel> {
     const llama = await this.llama();
     const started = Date.now();
-    const model = await llama.loadModel({ modelPath: entry.gguf.path, gpuLayers: llama.gpu ? "auto" : 0 });
+    let model;
+    try {
+      model = await llama.loadModel({ modelPath: entry.gguf.path, gpuLayers: llama.gpu ? "auto" : 0 });
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.logger.error({ model: entry.id, file: entry.gguf.path, err: error }, "model load failed");
+      throw new ServiceError("server", `the model '${entry.id}' could not be loaded (${path.basename(entry.gguf.path)}): ${reason}`, { code: "model_load_failed", cause: error });
+    }
     this.logger.info({ model: entry.id, file: entry.gguf.path, gpuLayers: model.gpuLayers, ms: Date.now() - started }, "model loaded");
     const threads = this.threads(llama);
     return new LoadedModel(entry, llama, model, {

@@ -10,9 +10,12 @@ import type { ChatSlot } from "./chat-run.js";
 import { LeasePool } from "./lease-pool.js";
 import type { ModelKind } from "./types.js";
 
+/** The largest context an embedding or ranking context gets (the model's own, up to this). */
+export const MAX_ENCODER_CONTEXT = 8192;
+
 export interface LoadedModelOptions {
   threads: number;
-  chat: { contextSize: number; sequences: number; maxQueued: number };
+  chat: { contextSize: number; sequences: number; maxQueued: number; promptCache: boolean };
   embeddings: { contexts: number; maxQueued: number };
   rerank: { contexts: number; maxQueued: number };
 }
@@ -46,6 +49,8 @@ export class LoadedModel {
   private embedSlot: Promise<EmbedSlot> | undefined;
   private rankSlot: Promise<RankSlot> | undefined;
   private readonly disposers: (() => Promise<void>)[] = [];
+  /** Every pool created so far, for the queue and busy counts. */
+  private readonly pools: { size: number; available: number; queued: number }[] = [];
 
   constructor(
     readonly entry: ModelEntry,
@@ -53,6 +58,16 @@ export class LoadedModel {
     readonly model: LlamaModel,
     private readonly options: LoadedModelOptions,
   ) {}
+
+  /** Requests waiting for a sequence or context of this model. */
+  get queued(): number {
+    return this.pools.reduce((sum, pool) => sum + pool.queued, 0);
+  }
+
+  /** Sequences and contexts of this model in use. */
+  get busy(): number {
+    return this.pools.reduce((sum, pool) => sum + pool.size - pool.available, 0);
+  }
 
   get kinds(): ModelKind[] {
     return [...(this.chatSlot ? ["chat" as const] : []), ...(this.embedSlot ? ["embedding" as const] : []), ...(this.rankSlot ? ["rerank" as const] : [])];
@@ -104,20 +119,23 @@ export class LoadedModel {
     const all: LlamaContextSequence[] = [];
     for (let i = 0; i < sequences; i++) all.push(context.getSequence());
     const pool = new LeasePool(all, maxQueued, "chat sequence");
+    this.pools.push(pool);
     this.disposers.push(async () => {
       pool.close();
       await context.dispose();
     });
-    return { pool, wrapper: resolveChatWrapper(this.model), contextSize: context.contextSize };
+    // llama.cpp pads the context up; a request gets what was configured (what /v1/models reports).
+    return { pool, wrapper: resolveChatWrapper(this.model), contextSize: Math.min(context.contextSize, contextSize, this.model.trainContextSize), promptCache: this.options.chat.promptCache };
   }
 
   private async createEmbedSlot(): Promise<EmbedSlot> {
     const { contexts, maxQueued } = this.options.embeddings;
     const threads = Math.max(1, Math.floor(this.options.threads / contexts));
-    const contextSize = Math.min(this.model.trainContextSize, 8192);
+    const contextSize = Math.min(this.model.trainContextSize, MAX_ENCODER_CONTEXT);
     const created: LlamaEmbeddingContext[] = [];
     for (let i = 0; i < contexts; i++) created.push(await this.model.createEmbeddingContext({ contextSize, threads }));
     const pool = new LeasePool(created, maxQueued, "embedding context");
+    this.pools.push(pool);
     this.disposers.push(async () => {
       pool.close();
       for (const context of created) await context.dispose();
@@ -131,7 +149,7 @@ export class LoadedModel {
     }
     const { contexts, maxQueued } = this.options.rerank;
     const threads = Math.max(1, Math.floor(this.options.threads / contexts));
-    const contextSize = Math.min(this.model.trainContextSize, 8192);
+    const contextSize = Math.min(this.model.trainContextSize, MAX_ENCODER_CONTEXT);
     const created: LlamaRankingContext[] = [];
     try {
       // A cross-encoder reads the whole pair in one pass (no causal mask): the batch must hold a full context.
@@ -141,6 +159,7 @@ export class LoadedModel {
       throw error;
     }
     const pool = new LeasePool(created, maxQueued, "ranking context");
+    this.pools.push(pool);
     this.disposers.push(async () => {
       pool.close();
       for (const context of created) await context.dispose();

@@ -55,13 +55,38 @@ export interface ChatGenerationInput {
   maxTokens?: number | undefined;
   stop: string[];
   sampling: SamplingOptions;
+  /** Reuse the prompt cache (undefined: the server's `chat.promptCache`); false evaluates the whole prompt. */
+  promptCache?: boolean | undefined;
+}
+
+/** A text completion: the prompt continued as is, no chat template (OpenAI's legacy completions). */
+export interface TextCompletionInput {
+  /** Text (special tokens in it are read as such, as llama.cpp's server does) or token ids. */
+  prompt: string | number[];
+  /** Fill-in-the-middle: the text the completion must lead into (models with FIM tokens only). */
+  suffix?: string | undefined;
+  /** Upper bound on generated tokens; undefined = until the context is full. */
+  maxTokens?: number | undefined;
+  stop: string[];
+  sampling: SamplingOptions;
+  /** Reuse the prompt cache (undefined: the server's `chat.promptCache`); false evaluates the whole prompt. */
+  promptCache?: boolean | undefined;
 }
 
 export type FinishReason = "stop" | "length" | "tool_calls";
 
 export type ChatEvent =
   | { type: "text"; text: string }
-  | { type: "end"; finishReason: FinishReason; toolCalls: ToolCall[]; completionTokens: number };
+  | {
+      type: "end";
+      finishReason: FinishReason;
+      toolCalls: ToolCall[];
+      completionTokens: number;
+      /** Prompt tokens taken from the sequence's cache rather than evaluated (prompt caching). */
+      cachedTokens: number;
+      /** The stop sequence that ended the generation, when one did. */
+      stopSequence?: string | undefined;
+    };
 
 /** A generation that has been admitted (model loaded, prompt fits, sequence held). */
 export interface ChatRun {
@@ -70,6 +95,12 @@ export interface ChatRun {
   contextSize: number;
   /** Text deltas, then exactly one `end`. Breaking out of the loop cancels generation. */
   events: AsyncGenerator<ChatEvent, void, undefined>;
+}
+
+/** A text completion that has been admitted. */
+export interface CompletionRun extends ChatRun {
+  /** The prompt as text (token ids detokenized), for `echo`. */
+  promptText: string;
 }
 
 export interface EmbeddingResult {
@@ -113,7 +144,8 @@ export interface EngineStatus {
   gpu: string | false | null;
   /** Threads per context; 0 = not decided yet (the physical cores, once llama.cpp starts). */
   threads: number;
-  loadedModels: { id: string; path: string; kinds: ModelKind[]; activeLeases: number }[];
+  /** `busy`: sequences or contexts in use; `queued`: requests waiting for one. */
+  loadedModels: { id: string; path: string; kinds: ModelKind[]; activeLeases: number; busy: number; queued: number }[];
 }
 
 export interface InferenceEngine {
@@ -124,6 +156,13 @@ export interface InferenceEngine {
    * waiting and generation and frees the sequence.
    */
   startChat(model: ModelEntry, input: ChatGenerationInput, signal: AbortSignal): Promise<ChatRun>;
+  /**
+   * Admits a text completion on a chat model's sequences (the same queue as chat): the
+   * prompt continued without a chat template, or fill-in-the-middle with a `suffix`
+   * (400 `fim_not_supported` for a model without FIM tokens). Limits and cancellation as
+   * for `startChat`; the events never carry tool calls.
+   */
+  startCompletion(model: ModelEntry, input: TextCompletionInput, signal: AbortSignal): Promise<CompletionRun>;
   /** Embeds every input with `model` (400 `context_length_exceeded` for an input too long). */
   embed(model: ModelEntry, inputs: string[], signal: AbortSignal): Promise<EmbeddingResult>;
   /**
@@ -139,6 +178,17 @@ export interface InferenceEngine {
    * remote OpenAI-compatible engine can answer it with `max_tokens: 1` and `logprobs`.
    */
   scoreChoices(model: ModelEntry, messages: ChatMessage[], choices: string[], signal: AbortSignal): Promise<ChoiceScores>;
+  /**
+   * The context one request gets on `model` in tokens (for chat, the configured context
+   * per sequence, capped by what the model was trained with), without loading it; null
+   * when the GGUF does not say.
+   */
+  contextFor(model: ModelEntry): number | null;
+  /**
+   * Tokens the prompt of a chat request takes (the messages and tools as the chat template
+   * renders them), without generating or waiting for a sequence (loads the model).
+   */
+  countChatTokens(model: ModelEntry, input: Pick<ChatGenerationInput, "messages" | "tools" | "toolChoice">): Promise<number>;
   /** Tokens of `text` with the model's own tokenizer (loads the model). */
   countTokens(model: ModelEntry, text: string): Promise<number>;
   /** The model's tokenizer for many synchronous counts (chunking); the model stays loaded until `release`. */

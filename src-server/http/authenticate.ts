@@ -12,6 +12,7 @@ import type { AuditService } from "../audit/audit-service.js";
 import { toWireError } from "./error-handler.js";
 import { recordSafely } from "./audit-trail.js";
 import { PREFIX_LENGTH, SECRET_MARKER } from "../security/secrets.js";
+import { withScope } from "./openapi/route-doc.js";
 
 /** Header the workbench sends with cookie-authenticated requests (a cross-origin page cannot without a preflight we never grant). */
 export const CSRF_HEADER = "x-pustaka-csrf";
@@ -40,7 +41,9 @@ const looksLikeJwt = (token: string) => /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-
 
 export function authenticate(admin: AdminService, sessions: SessionService, audit?: AuditService, tokens?: TokenAuthenticator): RequestHandler {
   const resolve = async (req: Request, res: Response): Promise<void> => {
-    const header = req.get("authorization");
+    // Anthropic's clients send the key as `x-api-key`; it is the same key.
+    const apiKeyHeader = req.get("x-api-key");
+    const header = req.get("authorization") ?? (apiKeyHeader ? `Bearer ${apiKeyHeader}` : undefined);
     if (!header) {
       const session = readSessionCookie(req);
       if (session) {
@@ -60,7 +63,7 @@ export function authenticate(admin: AdminService, sessions: SessionService, audi
       (error: unknown) => {
         // Failed authentication is audited in the instance chain (the caller proved no workspace), by the key's public prefix at most.
         if (audit) {
-          const secret = /^Bearer\s+(\S+)/i.exec(req.get("authorization") ?? "")?.[1];
+          const secret = /^Bearer\s+(\S+)/i.exec(req.get("authorization") ?? "")?.[1] ?? req.get("x-api-key");
           const data = {
             reason: toWireError(error).body.error.code,
             key_prefix: secret?.startsWith(SECRET_MARKER) ? secret.slice(0, PREFIX_LENGTH) : null,
@@ -78,7 +81,7 @@ export function authenticate(admin: AdminService, sessions: SessionService, audi
 
 /** Refuses (403) a key without `scope`. */
 export function requireScope(scope: Scope): RequestHandler {
-  return (_req, res, next) => {
+  const check: RequestHandler = (_req, res, next) => {
     const principal = res.locals.principal;
     if (!principal?.scopes.has(scope)) {
       next(new ServiceError("permission", `this API key lacks the '${scope}' scope`, { code: "insufficient_scope" }));
@@ -86,6 +89,8 @@ export function requireScope(scope: Scope): RequestHandler {
     }
     next();
   };
+  // The OpenAPI document reads the scope from the route's handlers.
+  return withScope(check, scope);
 }
 
 /** The authenticated caller; routes behind `authenticate` always have one. */

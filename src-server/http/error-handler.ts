@@ -6,6 +6,7 @@ import type { ErrorRequestHandler, RequestHandler, Response } from "express";
 import { RateLimitExceeded } from "../admin/rate-limit-service.js";
 import { ServiceError, type ErrorKind, type InputLocation } from "../errors.js";
 import { setRateLimitHeaders } from "./rate-limit.js";
+import { ANTHROPIC_PATHS, anthropicError } from "./wire/anthropic-wire.js";
 
 const STATUS: Record<ErrorKind, { status: number; type: string }> = {
   invalid_request: { status: 400, type: "invalid_request_error" },
@@ -46,6 +47,10 @@ export function openAiParam(location: InputLocation): string {
       return location.count === 1 ? "input" : `input.${location.index}`;
     case "query":
       return "query";
+    case "prompt":
+      return location.index === undefined ? "prompt" : `prompt.${location.index}`;
+    case "suffix":
+      return "suffix";
   }
 }
 
@@ -88,11 +93,25 @@ function asServiceError(error: unknown): ServiceError {
   return new ServiceError("server", "The server had an error while processing your request.", { code: "internal_error", cause: error });
 }
 
+/** Notes the error on the response, for the access log and the audit trail (5xx: logged with its stack now). */
+function noteError(res: Response, error: unknown, wire: { status: number; body: WireError }): void {
+  if (wire.body.error.code) res.locals.errorCode = wire.body.error.code;
+  res.locals.errorMessage = wire.body.error.message;
+  if (wire.status >= 500 && wire.status !== 503) res.locals.log?.error({ err: error }, "request failed");
+}
+
+/** The error event a stream sends when it fails after the headers went out (noted like any error). */
+export function streamError(res: Response, error: unknown): WireError {
+  const wire = toWireError(error);
+  noteError(res, error, wire);
+  return wire.body;
+}
+
 /** Sends an error response (JSON) unless headers already went out. */
 export function sendError(res: Response, error: unknown): void {
-  const { status, body, retryAfter } = toWireError(error);
-  if (body.error.code) res.locals.errorCode = body.error.code;
-  if (status >= 500 && status !== 503) res.locals.log?.error({ err: error }, "request failed");
+  const wire = toWireError(error);
+  const { status, body, retryAfter } = wire;
+  noteError(res, error, wire);
   if (res.headersSent) {
     res.end();
     return;
@@ -100,7 +119,8 @@ export function sendError(res: Response, error: unknown): void {
   if (status === 401) res.setHeader("WWW-Authenticate", 'Bearer realm="pustaka"');
   if (error instanceof RateLimitExceeded) setRateLimitHeaders(res, error.states);
   if (retryAfter !== undefined) res.setHeader("Retry-After", String(retryAfter));
-  res.status(status).json(body);
+  // Each API family answers in its own error shape: Anthropic's on its Messages routes.
+  res.status(status).json(ANTHROPIC_PATHS.test(res.req?.path ?? "") ? anthropicError(status, body) : body);
 }
 
 export const errorHandler: ErrorRequestHandler = (error, _req, res, _next) => sendError(res, error);

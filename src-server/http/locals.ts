@@ -19,6 +19,10 @@ declare global {
       audit?: { type: string; data: Record<string, unknown>; done?: boolean; workspaceId?: string };
       /** The error code sent (error responses and errors inside streams), for the audit trail. */
       errorCode?: string;
+      /** `performance.now()` when the first generated text went out (metrics: time to first token). */
+      firstTokenAt?: number;
+      /** The error message sent with it, for the access log. */
+      errorMessage?: string;
     }
   }
 }

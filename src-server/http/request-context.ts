@@ -8,6 +8,21 @@ import { newId } from "../ids.js";
 
 const CLIENT_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
+/** Codes of requests turned away because the server is full: an operator should see them. */
+const SHED = new Set(["server_busy", "rate_limit_exceeded"]);
+
+/**
+ * The access line's level: a server failure is an error; a shed request (queue full, rate
+ * limited) or a stream that failed after its 200 a warning; other client errors and
+ * successes info.
+ */
+export function levelOf(status: number, errorCode: string | undefined): "info" | "warn" | "error" {
+  if (status >= 500 && status !== 503) return "error";
+  if (status === 503 || status === 429 || (errorCode !== undefined && SHED.has(errorCode))) return "warn";
+  if (status < 400 && errorCode !== undefined) return "warn";
+  return "info";
+}
+
 export function requestContext(logger: Logger): RequestHandler {
   return (req, res, next) => {
     const incoming = req.get("x-request-id");
@@ -22,10 +37,9 @@ export function requestContext(logger: Logger): RequestHandler {
       const clientGone = !res.writableFinished;
       controller.abort(new DOMException(clientGone ? "client disconnected" : "response finished", "AbortError"));
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      res.locals.log.info(
-        { method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10, key: res.locals.principal?.keyId, clientGone },
-        "request",
-      );
+      const { errorCode, errorMessage } = res.locals;
+      const line = { method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10, key: res.locals.principal?.keyId, clientGone, ...(errorCode || errorMessage ? { error: { code: errorCode ?? null, message: errorMessage ?? null } } : {}) };
+      res.locals.log[levelOf(res.statusCode, errorCode)](line, "request");
     });
     next();
   };

@@ -91,3 +91,24 @@ export async function pipeSse(
     sse.end();
   }
 }
+
+/**
+ * As `pipeSse`, for streams of named events (`event: <name>` then `data:`), as Anthropic's
+ * Messages API sends them; an error after the stream started is the event `onError` makes.
+ */
+export async function pipeNamedSse(res: Response, source: AsyncIterable<{ event: string; data: unknown }>, onError: (error: unknown) => { event: string; data: unknown }): Promise<void> {
+  const sse = new SseWriter(res);
+  sse.open();
+  try {
+    for await (const item of source) {
+      if (sse.closed) break;
+      await sse.sendEvent(item.event, item.data);
+    }
+  } catch (error) {
+    if (!sse.closed) {
+      const failure = onError(error);
+      await sse.sendEvent(failure.event, failure.data);
+    }
+  }
+  sse.end();
+}

@@ -2,7 +2,7 @@
  * Chat completions: resolves the model, admits the generation on the engine, and
  * either hands back the event stream or collects it into one result.
  */
-import type { ChatGenerationInput, ChatRun, FinishReason, ToolCall } from "../engine/types.js";
+import type { ChatGenerationInput, ChatRun, CompletionRun, FinishReason, TextCompletionInput, ToolCall } from "../engine/types.js";
 import type { InferenceEngine } from "../engine/types.js";
 import { invalidRequest } from "../errors.js";
 import type { ModelEntry, ModelRegistry } from "../models/model-registry.js";
@@ -14,11 +14,15 @@ export interface StartedChat {
   run: ChatRun;
 }
 
+export interface StartedCompletion extends StartedChat {
+  run: CompletionRun;
+}
+
 export interface ChatResult {
   content: string;
   toolCalls: ToolCall[];
   finishReason: FinishReason;
-  usage: { promptTokens: number; completionTokens: number };
+  usage: { promptTokens: number; completionTokens: number; cachedTokens: number };
 }
 
 export class ChatService {
@@ -30,13 +34,32 @@ export class ChatService {
 
   /** Resolves the model and admits the generation (errors here precede any output). */
   async start(modelName: string | undefined, input: ChatGenerationInput, signal: AbortSignal): Promise<StartedChat> {
+    const { model, entry } = this.chatModel(modelName, "chat completions");
+    const run = await this.engine.startChat(entry, input, signal);
+    return { model, entry, run };
+  }
+
+  /** Resolves the model and admits a text completion (no chat template) on it. */
+  async startCompletion(modelName: string | undefined, input: TextCompletionInput, signal: AbortSignal): Promise<StartedCompletion> {
+    const { model, entry } = this.chatModel(modelName, "text completions");
+    const run = await this.engine.startCompletion(entry, input, signal);
+    return { model, entry, run };
+  }
+
+  /** Tokens the request's prompt would take on the model, nothing generated. */
+  async countPromptTokens(modelName: string | undefined, input: Pick<ChatGenerationInput, "messages" | "tools" | "toolChoice">): Promise<{ model: string; tokens: number }> {
+    const { model, entry } = this.chatModel(modelName, "chat completions");
+    return { model, tokens: await this.engine.countChatTokens(entry, input) };
+  }
+
+  /** The chat model a request names (or the default); 400 for a model of another type. */
+  private chatModel(modelName: string | undefined, what: string): { model: string; entry: ModelEntry } {
     const model = modelName ?? this.registry.defaultName("chat", this.defaultModel);
     const entry = this.registry.resolve(model);
     if (entry.type !== "chat") {
-      throw invalidRequest(`'${model}' is ${entry.type === "embedding" ? "an embedding" : `a ${entry.type}`} model (${entry.gguf.architecture}); it cannot generate chat completions`, "model_not_supported", "model");
+      throw invalidRequest(`'${model}' is ${entry.type === "embedding" ? "an embedding" : `a ${entry.type}`} model (${entry.gguf.architecture}); it cannot generate ${what}`, "model_not_supported", "model");
     }
-    const run = await this.engine.startChat(entry, input, signal);
-    return { model, entry, run };
+    return { model, entry };
   }
 
   /** Runs a started chat to its end and collects the text, tool calls and usage. */
@@ -51,7 +74,7 @@ export class ChatService {
         content,
         toolCalls: event.toolCalls,
         finishReason: event.finishReason,
-        usage: { promptTokens: started.run.promptTokens, completionTokens: event.completionTokens },
+        usage: { promptTokens: started.run.promptTokens, completionTokens: event.completionTokens, cachedTokens: event.cachedTokens },
       };
     }
     // The stream ended without an end event: the request was aborted.

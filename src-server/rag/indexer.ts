@@ -93,7 +93,10 @@ export class Indexer {
         if (this.abort.signal.aborted) return; // left `processing`: requeued at next start
         const code = error instanceof ParseError ? error.code : "indexing_failed";
         const message = error instanceof Error ? error.message : String(error);
-        if (!(error instanceof ParseError)) this.deps.logger.error({ err: error, documentId: document.id }, "indexing failed");
+        // A file that cannot be parsed is the file's problem (a warning with its reason); anything else is ours.
+        const where = { documentId: document.id, corpusId: document.corpusId, filename: document.filename, code };
+        if (error instanceof ParseError) this.deps.logger.warn({ ...where, reason: message }, "document failed to index");
+        else this.deps.logger.error({ ...where, err: error }, "document failed to index");
         this.deps.documents.markFailed(document.id, { code, message }, nowSeconds());
         this.deps.events.publish(document.corpusId, { type: "document.status", documentId: document.id, status: "failed", error: { code, message }, chunkCount: 0 });
       }

@@ -66,6 +66,13 @@ const toRecord = (r: DocumentRow): DocumentRecord => ({
 export class DocumentStore {
   constructor(private readonly db: Database) {}
 
+  /** Documents by status across every corpus (metrics). */
+  countsByStatus(): Record<DocumentStatus, number> {
+    const counts: Record<DocumentStatus, number> = { queued: 0, processing: 0, indexed: 0, failed: 0 };
+    for (const row of this.db.prepare("SELECT status, COUNT(*) AS n FROM documents GROUP BY status").all() as { status: DocumentStatus; n: number }[]) counts[row.status] = row.n;
+    return counts;
+  }
+
   insert(d: DocumentRecord): void {
     this.db
       .prepare(

@@ -61,7 +61,13 @@ describe("the workbench in Chromium", () => {
   let page: Page;
   let startToInteractiveMs = 0;
   const tokenDelays: number[] = [];
-  const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
+  /** The current screen in light and in dark (the workbench follows the OS colour scheme). */
+  const shot = async (name: string) => {
+    await page.screenshot({ path: path.join(SHOTS, `${name}-light.png`) });
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.screenshot({ path: path.join(SHOTS, `${name}-dark.png`) });
+    await page.emulateMedia({ colorScheme: "light" });
+  };
 
   before(async () => {
     assert.ok(existsSync(path.join(RENDERER, "index.html")), `the workbench is not built: run \`npm run build\` (looked in ${RENDERER})`);
@@ -123,6 +129,8 @@ describe("the workbench in Chromium", () => {
     assert.match((await rejected.textContent()) ?? "", /type|jenis/i, "the rejection says why");
     await page.waitForFunction(() => [...(globalThis as any).document.querySelectorAll(".upload-row")].filter((r: any) => /Indexed/.test(r.textContent ?? "")).length === 5, null, { timeout: 240_000 });
     await page.getByText("Ready", { exact: true }).first().waitFor();
+    // The table is fetched again after each document's last event: wait for the fetch that follows the PDF's.
+    await page.waitForFunction(() => /report\.pdf\s*3/.test((globalThis as any).document.querySelector("table")?.textContent ?? ""), null, { timeout: 30_000 });
     const table = page.locator("table");
     assert.match((await table.textContent()) ?? "", /report\.pdf\s*3/, "the documents table shows the PDF's pages");
     await shot("03-corpus-ready");

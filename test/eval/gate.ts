@@ -16,7 +16,6 @@
  * clients see; it must agree with the offline figures).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import pino from "pino";
@@ -111,19 +110,15 @@ async function searchAll(): Promise<Cached[]> {
   });
 }
 
-/** Judges beyond the test models: `scripts/eval-models/fetch-qwen-judge.sh` fetches this one. */
-const EVAL_MODELS: Record<string, string> = {
-  "qwen2.5-coder-1.5b": path.join(os.homedir(), ".cache", "pustaka", "eval-models", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"),
-};
-
+/** A judge: a test model's id (`qwen2.5-coder-1.5b` is the strongest), or `NAME=/path/to/model.gguf`. */
 function judgeEntry(spec: string): { name: string; file: string; entry: ModelEntry } {
-  const [name, file] = spec.includes("=") ? (spec.split("=", 2) as [string, string]) : [spec, EVAL_MODELS[spec] ?? testModel(spec as TestModelId)];
+  const [name, file] = spec.includes("=") ? (spec.split("=", 2) as [string, string]) : [spec, testModel(spec as TestModelId)];
   if (!existsSync(file)) throw new Error(`judge model file not found: ${file}`);
   return { name, file, entry: { id: name, type: "chat", gguf: { path: file } } as unknown as ModelEntry };
 }
 
 async function judgeAll(rows: Cached[], specs: string[]): Promise<void> {
-  const engine = new LlamaEngine({ gpu: "cpu", threads: Number(args.threads), idleUnloadSeconds: 0, chat: { contextSize: 4096, sequences: 1, maxQueued: 8 }, embeddings: { contexts: 1 }, rerank: { contexts: 1 } }, pino({ level: "silent" }));
+  const engine = new LlamaEngine({ gpu: "cpu", threads: Number(args.threads), idleUnloadSeconds: 0, chat: { contextSize: 4096, sequences: 1, maxQueued: 8, promptCache: true }, embeddings: { contexts: 1 }, rerank: { contexts: 1 } }, pino({ level: "silent" }));
   try {
     for (const spec of specs) {
       const { name, entry } = judgeEntry(spec);

@@ -18,7 +18,7 @@ export function tinyModel(name: "stories260K" | "llama-2-tiny-random"): string {
   return file;
 }
 
-export type TestModelId = "gemma3-270m" | "smollm2-135m-instruct" | "all-minilm-l6-v2" | "multilingual-e5-small" | "embed-1024" | "rerank-random";
+export type TestModelId = "gemma3-270m" | "smollm2-135m-instruct" | "qwen2.5-coder-1.5b" | "all-minilm-l6-v2" | "multilingual-e5-small" | "embed-1024" | "rerank-random";
 
 interface Manifest {
   models: Record<string, { path: string; sha256: string; type: string; dimensions?: number }>;

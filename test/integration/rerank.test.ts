@@ -399,7 +399,7 @@ describe("reranker lifecycle", () => {
     assert.deepEqual(await loaded(), []);
     const first = await t.call("POST", "/v1/rerank", { query: QUERY, documents: DOCUMENTS });
     assert.equal(first.status, 200, JSON.stringify(first.json));
-    assert.deepEqual(await loaded(), [{ id: "rr", kinds: ["rerank"], activeLeases: 0 }]);
+    assert.deepEqual(await loaded(), [{ id: "rr", kinds: ["rerank"], activeLeases: 0, busy: 0, queued: 0 }]);
     let unloaded = false;
     for (let i = 0; i < 50 && !unloaded; i++) {
       await new Promise((r) => setTimeout(r, 100));

@@ -1,22 +1,28 @@
 /** POST /v1/chat/completions (= /v1/inference/chat). */
+import { doc } from "../openapi/route-doc.js";
 import { Router, type RequestHandler } from "express";
 import type { ChatEvent } from "../../engine/types.js";
 import { invalidRequest } from "../../errors.js";
 import { newId, nowSeconds } from "../../ids.js";
 import type { ChatService } from "../../inference/chat-service.js";
 import { requireScope } from "../authenticate.js";
-import { toWireError } from "../error-handler.js";
+import { streamError } from "../error-handler.js";
 import { jsonBody } from "../json-body.js";
 import { pipeSse } from "../sse.js";
 import { ChatRequestSchema, chatChunks, chatCompletionObject, toChatInput } from "../wire/chat-wire.js";
 import type { Trail } from "../audit-trail.js";
 
 /** Passes the events through and reports the completion tokens once the run ends (or 0 when cut short). */
-export async function* metered(events: AsyncIterable<ChatEvent>, onEnd: (completionTokens: number) => void): AsyncGenerator<ChatEvent, void, undefined> {
+export async function* metered(events: AsyncIterable<ChatEvent>, onEnd: (completionTokens: number) => void, onFirstText?: () => void): AsyncGenerator<ChatEvent, void, undefined> {
   let completionTokens = 0;
+  let first = true;
   try {
     for await (const event of events) {
       if (event.type === "end") completionTokens = event.completionTokens;
+      else if (first && event.text) {
+        first = false;
+        onFirstText?.();
+      }
       yield event;
     }
   } finally {
@@ -27,7 +33,7 @@ export async function* metered(events: AsyncIterable<ChatEvent>, onEnd: (complet
 export function chatRoutes(chat: ChatService, costly: RequestHandler, trail: Trail): Router {
   const router = Router();
   const audit = trail("chat.completion", { digest: { name: "prompt", of: (body) => body.messages } });
-  router.post(["/v1/chat/completions", "/v1/inference/chat"], audit, requireScope("inference"), costly, async (req, res) => {
+  router.post(["/v1/chat/completions", "/v1/inference/chat"], doc({ summary: "Chat completions (OpenAI)", tag: "Inference", body: ChatRequestSchema, streams: true }), audit, requireScope("inference"), costly, async (req, res) => {
     const body = jsonBody(req, ChatRequestSchema);
     const facts = res.locals.audit?.data ?? {};
     Object.assign(facts, { model: body.model, stream: body.stream === true });
@@ -43,10 +49,14 @@ export function chatRoutes(chat: ChatService, costly: RequestHandler, trail: Tra
       await started.run.events.return();
       throw error;
     }
-    const events = metered(started.run.events, (completion) => {
-      facts.completion_tokens = completion;
-      res.locals.admission?.settle(promptTokens + completion);
-    });
+    const events = metered(
+      started.run.events,
+      (completion) => {
+        facts.completion_tokens = completion;
+        res.locals.admission?.settle(promptTokens + completion);
+      },
+      () => (res.locals.firstTokenAt ??= performance.now()),
+    );
     const meta = { id: newId("chatcmpl-"), created: nowSeconds(), model: started.model };
     if (!body.stream) {
       res.json(chatCompletionObject(meta, await chat.collect({ ...started, run: { ...started.run, events } })));
@@ -55,11 +65,7 @@ export function chatRoutes(chat: ChatService, costly: RequestHandler, trail: Tra
     const chunks = chatChunks(meta, events, promptTokens, body.stream_options?.include_usage === true);
     await pipeSse(res, chunks, {
       done: true,
-      onError: (error) => {
-        const wire = toWireError(error).body;
-        if (wire.error.code) res.locals.errorCode = wire.error.code;
-        return wire;
-      },
+      onError: (error) => streamError(res, error),
     });
   });
   return router;

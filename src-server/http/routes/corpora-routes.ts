@@ -1,4 +1,5 @@
 /** /v1/rag/corpora: corpora, their documents (upload, list, delete) and indexing events. */
+import { doc } from "../openapi/route-doc.js";
 import { Router, type RequestHandler } from "express";
 import { invalidRequest } from "../../errors.js";
 import type { CorpusEvents } from "../../rag/corpus-events.js";
@@ -47,7 +48,7 @@ export function corporaRoutes({ corpora, documents, events, upload, costly, trai
   const write = requireScope("rag.write");
   const page = (query: unknown) => toPageRequest(parseWith(ListQuerySchema, query, "query string"));
 
-  router.post("/v1/rag/corpora", trail("corpus.create"), write, async (req, res) => {
+  router.post("/v1/rag/corpora", doc({ summary: "Create a corpus", tag: "Corpora", body: CreateCorpusSchema, response: { status: 201 } }), trail("corpus.create"), write, async (req, res) => {
     const body = jsonBody(req, CreateCorpusSchema);
     const corpus = await corpora.create(principalOf(res.locals), {
       name: body.name,
@@ -61,23 +62,23 @@ export function corporaRoutes({ corpora, documents, events, upload, costly, trai
     Object.assign(res.locals.audit?.data ?? {}, { corpus_id: corpus.id, embedding_model: corpus.embeddingModel, retention_days: corpus.retentionDays });
     res.status(201).json(corpusObject(corpus));
   });
-  router.get("/v1/rag/corpora", read, (req, res) => {
+  router.get("/v1/rag/corpora", doc({ summary: "List corpora", tag: "Corpora", query: ListQuerySchema }), read, (req, res) => {
     const result = corpora.list(principalOf(res.locals), page(req.query));
     res.json(listObject(result.data.map(corpusObject), result.hasMore));
   });
-  router.get("/v1/rag/corpora/:corpusId", read, (req, res) => {
+  router.get("/v1/rag/corpora/:corpusId", doc({ summary: "One corpus with its indexing status and counts", tag: "Corpora" }), read, (req, res) => {
     res.json(corpusObject(corpora.get(principalOf(res.locals), routeParam(req, "corpusId"))));
   });
-  router.patch("/v1/rag/corpora/:corpusId", write, (req, res) => {
+  router.patch("/v1/rag/corpora/:corpusId", doc({ summary: "Rename a corpus, change its retention, metadata or reranker", tag: "Corpora", body: PatchCorpusSchema }), write, (req, res) => {
     const body = jsonBody(req, PatchCorpusSchema);
     res.json(corpusObject(corpora.update(principalOf(res.locals), routeParam(req, "corpusId"), { name: body.name, retentionDays: body.retention_days, metadata: body.metadata, rerankModel: body.rerank_model })));
   });
-  router.delete("/v1/rag/corpora/:corpusId", trail("corpus.delete", { params: ["corpusId"] }), write, async (req, res) => {
+  router.delete("/v1/rag/corpora/:corpusId", doc({ summary: "Delete a corpus (irreversible; tombstones until its retention ends)", tag: "Corpora" }), trail("corpus.delete", { params: ["corpusId"] }), write, async (req, res) => {
     const deleted = await corpora.delete(principalOf(res.locals), routeParam(req, "corpusId"));
     res.json(corpusDeletedObject(deleted.id, deleted.tombstone));
   });
 
-  router.post("/v1/rag/corpora/:corpusId/documents", trail("document.upload", { params: ["corpusId"] }), write, costly, async (req, res) => {
+  router.post("/v1/rag/corpora/:corpusId/documents", doc({ summary: "Upload documents (PDF, DOCX, TXT, MD, HTML) for indexing", tag: "Corpora", multipart: { file: "1–100 files", metadata: "JSON object applied to every file" }, response: { status: 202 } }), trail("document.upload", { params: ["corpusId"] }), write, costly, async (req, res) => {
     const corpus = corpora.record(principalOf(res.locals), routeParam(req, "corpusId"));
     const received = await receiveUpload(req, corpus.id, documents, upload);
     let metadata: Record<string, unknown> = {};
@@ -117,15 +118,15 @@ export function corporaRoutes({ corpora, documents, events, upload, costly, trai
     }
     res.status(202).json(uploadObject(corpus.id, accepted, allRejected));
   });
-  router.get("/v1/rag/corpora/:corpusId/documents", read, (req, res) => {
+  router.get("/v1/rag/corpora/:corpusId/documents", doc({ summary: "List a corpus's documents", tag: "Corpora", query: DocumentListQuerySchema }), read, (req, res) => {
     const query = parseWith(DocumentListQuerySchema, req.query, "query string");
     const result = documents.list(principalOf(res.locals), routeParam(req, "corpusId"), toPageRequest(query), query.status);
     res.json(listObject(result.data.map(documentObject), result.hasMore));
   });
-  router.get("/v1/rag/corpora/:corpusId/documents/:documentId", read, (req, res) => {
+  router.get("/v1/rag/corpora/:corpusId/documents/:documentId", doc({ summary: "One document with its status", tag: "Corpora" }), read, (req, res) => {
     res.json(documentObject(documents.get(principalOf(res.locals), routeParam(req, "corpusId"), routeParam(req, "documentId"))));
   });
-  router.delete("/v1/rag/corpora/:corpusId/documents/:documentId", trail("document.delete", { params: ["corpusId", "documentId"] }), write, async (req, res) => {
+  router.delete("/v1/rag/corpora/:corpusId/documents/:documentId", doc({ summary: "Delete a document", tag: "Corpora" }), trail("document.delete", { params: ["corpusId", "documentId"] }), write, async (req, res) => {
     const tombstone = await documents.delete(principalOf(res.locals), routeParam(req, "corpusId"), routeParam(req, "documentId"));
     res.json(documentDeletedObject(routeParam(req, "documentId"), tombstone));
   });
@@ -136,7 +137,7 @@ export function corporaRoutes({ corpora, documents, events, upload, costly, trai
    * or with `?until=ready` until the corpus is ready (or every document failed; at once when
    * that is already so), with a final `event: end`.
    */
-  router.get("/v1/rag/corpora/:corpusId/events", read, async (req, res) => {
+  router.get("/v1/rag/corpora/:corpusId/events", doc({ summary: "Indexing progress as server-sent events", tag: "Corpora", query: CorpusEventsQuerySchema, response: { contentType: "text/event-stream" } }), read, async (req, res) => {
     const { until } = parseWith(CorpusEventsQuerySchema, req.query, "query string");
     const principal = principalOf(res.locals);
     const corpus = corpora.get(principal, routeParam(req, "corpusId"));

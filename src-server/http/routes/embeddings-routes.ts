@@ -1,4 +1,5 @@
 /** POST /v1/embeddings (= /v1/inference/embeddings). */
+import { doc } from "../openapi/route-doc.js";
 import { Router, type RequestHandler } from "express";
 import type { EmbeddingsService } from "../../inference/embeddings-service.js";
 import { requireScope } from "../authenticate.js";
@@ -9,7 +10,7 @@ import { EmbeddingsRequestSchema, embeddingsObject, inputStrings } from "../wire
 export function embeddingsRoutes(embeddings: EmbeddingsService, costly: RequestHandler, trail: Trail): Router {
   const router = Router();
   const audit = trail("embeddings.create", { digest: { name: "input", of: (body) => body.input } });
-  router.post(["/v1/embeddings", "/v1/inference/embeddings"], audit, requireScope("inference"), costly, async (req, res) => {
+  router.post(["/v1/embeddings", "/v1/inference/embeddings"], doc({ summary: "Embeddings (OpenAI)", tag: "Inference", body: EmbeddingsRequestSchema }), audit, requireScope("inference"), costly, async (req, res) => {
     const body = jsonBody(req, EmbeddingsRequestSchema);
     const inputs = inputStrings(body.input);
     const facts = res.locals.audit?.data ?? {};

@@ -1,7 +1,8 @@
 /** GET /v1/models and GET /v1/models/{id}. */
+import { doc } from "../openapi/route-doc.js";
 import { Router } from "express";
 import type { ModelType } from "../../models/gguf-summary.js";
-import type { ModelRegistry } from "../../models/model-registry.js";
+import type { ModelEntry, ModelRegistry } from "../../models/model-registry.js";
 import { requireScope } from "../authenticate.js";
 import { modelNames, modelObject } from "../wire/models-wire.js";
 
@@ -12,17 +13,17 @@ export interface ModelDefaults {
   rerank: string;
 }
 
-export function modelsRoutes(registry: ModelRegistry, defaults: ModelDefaults, startedAt: number): Router {
+export function modelsRoutes(registry: ModelRegistry, defaults: ModelDefaults, startedAt: number, contextFor: (entry: ModelEntry) => number | null): Router {
   const router = Router();
   const isDefault = (name: string, type: ModelType) => registry.defaultName(type, defaults[type]) === name;
-  router.get("/v1/models", requireScope("inference"), (_req, res) => {
-    res.json({ object: "list", data: modelNames(registry.entries).map(({ name, entry }) => modelObject(name, entry, startedAt, isDefault(name, entry.type))) });
+  router.get("/v1/models", doc({ summary: "Every model and alias (OpenAI), with type, context and what backs it", tag: "Models" }), requireScope("inference"), (_req, res) => {
+    res.json({ object: "list", data: modelNames(registry.entries).map(({ name, entry }) => modelObject(name, entry, startedAt, isDefault(name, entry.type), contextFor(entry))) });
   });
-  router.get("/v1/models/{*id}", requireScope("inference"), (req, res) => {
+  router.get("/v1/models/{*id}", doc({ summary: "One model or alias", tag: "Models" }), requireScope("inference"), (req, res) => {
     const raw = (req.params as { id: string | string[] }).id;
     const name = Array.isArray(raw) ? raw.join("/") : raw;
     const entry = registry.resolve(name, "model");
-    res.json(modelObject(name, entry, startedAt, isDefault(name, entry.type)));
+    res.json(modelObject(name, entry, startedAt, isDefault(name, entry.type), contextFor(entry)));
   });
   return router;
 }

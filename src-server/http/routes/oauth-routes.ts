@@ -5,6 +5,7 @@
  * signing keys, and the authorization-server metadata (RFC 8414). Errors here use OAuth's
  * shape (`{error, error_description}`), which OAuth client libraries expect.
  */
+import { doc } from "../openapi/route-doc.js";
 import express, { Router, type Request, type Response } from "express";
 import { actorOf, type AuditService } from "../../audit/audit-service.js";
 import { CLIENT_ASSERTION_JWT, GRANT_CLIENT_CREDENTIALS, GRANT_JWT_BEARER, OAuthError, type ServiceAccountService } from "../../admin/service-account-service.js";
@@ -56,7 +57,7 @@ export function oauthRoutes(accounts: ServiceAccountService, keys: OAuthKeys, au
       next();
     });
   });
-  router.post(TOKEN_PATH, async (req, res) => {
+  router.post(TOKEN_PATH, doc({ summary: "OAuth 2.0 token endpoint for service accounts (client credentials, JWT bearer)", tag: "OAuth", public: true, form: { grant_type: "client_credentials or urn:ietf:params:oauth:grant-type:jwt-bearer", client_id: "the service account id", client_secret: "its secret (client_secret_post)", client_assertion_type: "for private_key_jwt", client_assertion: "a signed JWT", scope: "space-separated scopes (optional)" } }), async (req, res) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const field = (name: string): string | undefined => {
       const value = body[name];
@@ -89,13 +90,13 @@ export function oauthRoutes(accounts: ServiceAccountService, keys: OAuthKeys, au
     }
   });
 
-  router.get([JWKS_PATH, "/v1/oauth/jwks"], (_req, res) => {
+  router.get([JWKS_PATH, "/v1/oauth/jwks"], doc({ summary: "The keys access tokens are signed with (JWKS)", tag: "OAuth", public: true }), (_req, res) => {
     // Public keys only; a client or gateway caches them for a few minutes (rotation keeps old keys published while their tokens live).
     res.setHeader("Cache-Control", "public, max-age=300");
     res.json(keys.jwks());
   });
 
-  router.get("/.well-known/oauth-authorization-server", (_req, res) => {
+  router.get("/.well-known/oauth-authorization-server", doc({ summary: "OAuth 2.0 authorization server metadata (RFC 8414)", tag: "OAuth", public: true }), (_req, res) => {
     const issuer = accounts.settings.issuer();
     res.json({
       issuer,

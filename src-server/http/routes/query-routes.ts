@@ -1,10 +1,11 @@
 /** POST /v1/rag/corpora/{id}/query: grounded answers, streamed or not, always with citations. */
+import { doc } from "../openapi/route-doc.js";
 import { Router, type RequestHandler, type Response } from "express";
 import type { FinishReason } from "../../engine/types.js";
 import { newId, nowSeconds } from "../../ids.js";
 import type { QueryService, StartedQuery } from "../../rag/answer/query-service.js";
 import { principalOf, requireScope } from "../authenticate.js";
-import { toWireError } from "../error-handler.js";
+import { streamError } from "../error-handler.js";
 import { jsonBody } from "../json-body.js";
 import { routeParam } from "../route-param.js";
 import { SseWriter } from "../sse.js";
@@ -31,7 +32,7 @@ export function queryRoutes(queries: QueryService, costly: RequestHandler, trail
   const auditQuery = trail("rag.query", { params: ["corpusId"], digest: { name: "question", of: (body) => body.question ?? body.query } });
   const auditSearch = trail("rag.search", { params: ["corpusId"], digest: { name: "query", of: (body) => body.query ?? body.question } });
 
-  router.post("/v1/rag/corpora/:corpusId/query", auditQuery, requireScope("rag.read"), requireScope("inference"), costly, async (req, res) => {
+  router.post("/v1/rag/corpora/:corpusId/query", doc({ summary: "Answer a question from a corpus, with mandatory citations", tag: "Grounded answers", body: QuerySchema, streams: true }), auditQuery, requireScope("rag.read"), requireScope("inference"), costly, async (req, res) => {
     const body = jsonBody(req, QuerySchema);
     const started = await queries.start(
       principalOf(res.locals),
@@ -101,14 +102,12 @@ export function queryRoutes(queries: QueryService, costly: RequestHandler, trail
       // The citation event ends the stream (spec: streamed queries end with it).
       await sse.send(answerCitationsEvent(id, started, ending(res, started, answer, completionTokens, finishReason)));
     } catch (error) {
-      const wire = toWireError(error).body;
-      if (wire.error.code) res.locals.errorCode = wire.error.code;
-      await sse.send(wire);
+      await sse.send(streamError(res, error));
     }
     sse.end();
   });
   /** Retrieval without generation: the chunks a query would cite, best first. */
-  router.post("/v1/rag/corpora/:corpusId/search", auditSearch, requireScope("rag.read"), costly, async (req, res) => {
+  router.post("/v1/rag/corpora/:corpusId/search", doc({ summary: "Search a corpus: the passages a question would cite", tag: "Grounded answers", body: SearchSchema }), auditSearch, requireScope("rag.read"), costly, async (req, res) => {
     const body = jsonBody(req, SearchSchema);
     const found = await queries.retrieve(principalOf(res.locals), routeParam(req, "corpusId"), { question: body.query, topK: body.top_k, search: body.search, filter: body.filter, fusion: fusionOf(body.fusion), rerank: rerankOf(body.rerank) }, res.locals.signal);
     res.locals.admission?.settle(found.queryTokens);

@@ -3,6 +3,7 @@
  * `/rerank` and `/reranking` are not served: every route lives under `/v1/`, behind
  * authentication, and clients configured with `{base}/v1` reach `/v1/rerank` anyway.
  */
+import { doc } from "../openapi/route-doc.js";
 import { Router, type RequestHandler } from "express";
 import type { RerankService } from "../../inference/rerank-service.js";
 import { newId } from "../../ids.js";
@@ -15,7 +16,7 @@ export function rerankRoutes(rerank: RerankService, costly: RequestHandler, trai
   const router = Router();
   // What was ranked is recorded only as the SHA-256 of {query, documents}, never as text.
   const audit = trail("rerank.create", { digest: { name: "input", of: (body) => ({ query: body.query, documents: body.documents }) } });
-  router.post(["/v1/rerank", "/v1/reranking"], audit, requireScope("inference"), costly, async (req, res) => {
+  router.post(["/v1/rerank", "/v1/reranking"], doc({ summary: "Rerank documents against a query (llama.cpp, Jina, Cohere shape)", tag: "Inference", body: RerankRequestSchema }), audit, requireScope("inference"), costly, async (req, res) => {
     const input = rerankInput(jsonBody(req, RerankRequestSchema));
     const facts = res.locals.audit?.data ?? {};
     facts.documents = input.documents.length;

@@ -1,4 +1,5 @@
 /** /v1/admin/workspaces/{ws}/service_accounts: service accounts of a workspace (`keys.manage`). */
+import { doc } from "../openapi/route-doc.js";
 import { Router } from "express";
 import type { RateLimitService } from "../../admin/rate-limit-service.js";
 import type { ServiceAccountService } from "../../admin/service-account-service.js";
@@ -22,20 +23,20 @@ export function serviceAccountRoutes(accounts: ServiceAccountService, admin: Adm
     Object.assign(res.locals.audit.data, { service_account_id: a.id, ...data });
   };
 
-  router.post(base, trail("service_account.create", { params: ["workspaceId"] }), async (req, res) => {
+  router.post(base, doc({ summary: "Create a service account (OAuth 2.0 client)", tag: "Administration", body: CreateServiceAccountSchema, response: { status: 201 } }), trail("service_account.create", { params: ["workspaceId"] }), async (req, res) => {
     const body = jsonBody(req, CreateServiceAccountSchema);
     const { account, secret } = await accounts.create(principalOf(res.locals), routeParam(req, "workspaceId"), { name: body.name, scopes: body.scopes, publicJwk: body.public_key });
     facts(res, account, { name: account.name, scopes: account.scopes, auth: secret ? "client_secret" : "private_key_jwt" });
     res.status(201).json(createdServiceAccountObject(account, rate.tierOf(account.id), secret));
   });
-  router.get(base, (req, res) => {
+  router.get(base, doc({ summary: "List a workspace's service accounts", tag: "Administration", query: ListQuerySchema }), (req, res) => {
     const page = accounts.list(principalOf(res.locals), routeParam(req, "workspaceId"), toPageRequest(parseWith(ListQuerySchema, req.query, "query string")));
     res.json(listObject(page.data.map(view), page.hasMore));
   });
-  router.get(`${base}/:accountId`, (req, res) => {
+  router.get(`${base}/:accountId`, doc({ summary: "One service account", tag: "Administration" }), (req, res) => {
     res.json(view(accounts.get(principalOf(res.locals), routeParam(req, "workspaceId"), routeParam(req, "accountId"))));
   });
-  router.patch(`${base}/:accountId`, trail("service_account.update", { params: ["workspaceId"] }), async (req, res) => {
+  router.patch(`${base}/:accountId`, doc({ summary: "Change a service account (name, scopes, key, tier, disabled)", tag: "Administration", body: PatchServiceAccountSchema }), trail("service_account.update", { params: ["workspaceId"] }), async (req, res) => {
     const body = jsonBody(req, PatchServiceAccountSchema);
     const principal = principalOf(res.locals);
     const workspaceId = routeParam(req, "workspaceId");
@@ -51,12 +52,12 @@ export function serviceAccountRoutes(accounts: ServiceAccountService, admin: Adm
     facts(res, updated, { changed: Object.keys(body).sort(), disabled: updated.disabledAt !== null, scopes: updated.scopes });
     res.json(view(updated));
   });
-  router.post(`${base}/:accountId/secret`, trail("service_account.update", { params: ["workspaceId"] }), (req, res) => {
+  router.post(`${base}/:accountId/secret`, doc({ summary: "Issue a new client secret (shown once)", tag: "Administration" }), trail("service_account.update", { params: ["workspaceId"] }), (req, res) => {
     const { account, secret } = accounts.rotateSecret(principalOf(res.locals), routeParam(req, "workspaceId"), routeParam(req, "accountId"));
     facts(res, account, { changed: ["client_secret"] });
     res.json(createdServiceAccountObject(account, rate.tierOf(account.id), secret));
   });
-  router.delete(`${base}/:accountId`, trail("service_account.delete", { params: ["workspaceId"] }), (req, res) => {
+  router.delete(`${base}/:accountId`, doc({ summary: "Delete a service account", tag: "Administration" }), trail("service_account.delete", { params: ["workspaceId"] }), (req, res) => {
     const deleted = accounts.delete(principalOf(res.locals), routeParam(req, "workspaceId"), routeParam(req, "accountId"));
     facts(res, deleted);
     res.json({ id: deleted.id, object: "service_account", deleted: true });

@@ -3,6 +3,7 @@
  * fragment) for an HttpOnly session cookie; `DELETE /v1/session` signs out. Mounted
  * before authentication: signing in is how a browser gets credentials.
  */
+import { doc } from "../openapi/route-doc.js";
 import express, { Router } from "express";
 import { z } from "zod";
 import type { RateLimitService } from "../../admin/rate-limit-service.js";
@@ -19,7 +20,7 @@ const SignInSchema = z.object({ token: z.string().min(1).max(256) }).strict();
 
 export function sessionRoutes(sessions: SessionService, rate: RateLimitService, audit?: AuditService): Router {
   const router = Router();
-  router.post("/v1/session", express.json({ limit: 4096, verify: refuseDeepJson }), (req, res) => {
+  router.post("/v1/session", doc({ summary: "Browser mode: trade the sign-in token for a session cookie", tag: "Workbench", body: SignInSchema, public: true }), express.json({ limit: 4096, verify: refuseDeepJson }), (req, res) => {
     assertSameOrigin(req);
     const { token } = jsonBody(req, SignInSchema);
     const started = sessions.signIn(token, req.get("user-agent") ?? "");
@@ -30,7 +31,7 @@ export function sessionRoutes(sessions: SessionService, rate: RateLimitService, 
     }
     res.status(201).json({ object: "session", expires_at: started.expiresAt, principal: principalObject(started.principal, rate.peek(started.principal)) });
   });
-  router.delete("/v1/session", (req, res) => {
+  router.delete("/v1/session", doc({ summary: "Browser mode: sign out", tag: "Workbench", public: true }), (req, res) => {
     assertSameOrigin(req);
     const secret = readSessionCookie(req);
     if (secret) sessions.signOut(secret);

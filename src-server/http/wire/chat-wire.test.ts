@@ -92,7 +92,7 @@ describe("chat response objects", () => {
     async function* events(): AsyncGenerator<ChatEvent> {
       yield { type: "text", text: "Hel" };
       yield { type: "text", text: "lo" };
-      yield { type: "end", finishReason: "stop", toolCalls: [], completionTokens: 2 };
+      yield { type: "end", finishReason: "stop", toolCalls: [], completionTokens: 2, cachedTokens: 4 };
     }
     const chunks = [] as Record<string, any>[];
     for await (const c of chatChunks(meta, events(), 9, true)) chunks.push(c as Record<string, any>);
@@ -102,7 +102,7 @@ describe("chat response objects", () => {
     );
     assert.ok(chunks.every((c) => c.id === "chatcmpl-1" && c.object === "chat.completion.chunk"));
     assert.equal(chunks[3]?.choices[0].finish_reason, "stop");
-    assert.deepEqual(chunks[4]?.usage, { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 });
+    assert.deepEqual(chunks[4]?.usage, { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11, prompt_tokens_details: { cached_tokens: 4 } });
     assert.ok(chunks.slice(0, 4).every((c) => c.usage === null));
   });
 });

@@ -116,6 +116,8 @@ export const ChatRequestSchema = z
     top_k: z.number().int().min(0).optional(),
     min_p: z.number().min(0).max(1).optional(),
     repeat_penalty: z.number().min(0).max(10).optional(),
+    /** llama.cpp server's extension: false evaluates the whole prompt afresh (reproducible logits) instead of reusing the prompt cache. */
+    cache_prompt: z.boolean().optional(),
   })
   .strict();
 
@@ -188,6 +190,7 @@ export function toChatInput(request: WireChatRequest): ChatGenerationInput {
       presencePenalty: request.presence_penalty ?? undefined,
       repeatPenalty: request.repeat_penalty,
     },
+    promptCache: request.cache_prompt,
   };
 }
 
@@ -200,9 +203,16 @@ export interface CompletionMeta {
 export interface Usage {
   promptTokens: number;
   completionTokens: number;
+  /** Prompt tokens reused from the prompt cache. */
+  cachedTokens?: number | undefined;
 }
 
-const wireUsage = (u: Usage) => ({ prompt_tokens: u.promptTokens, completion_tokens: u.completionTokens, total_tokens: u.promptTokens + u.completionTokens });
+const wireUsage = (u: Usage) => ({
+  prompt_tokens: u.promptTokens,
+  completion_tokens: u.completionTokens,
+  total_tokens: u.promptTokens + u.completionTokens,
+  ...(u.cachedTokens === undefined ? {} : { prompt_tokens_details: { cached_tokens: u.cachedTokens } }),
+});
 
 const wireToolCalls = (calls: ToolCall[]) => calls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: c.arguments } }));
 
@@ -258,6 +268,6 @@ export async function* chatChunks(
       yield chunk({ tool_calls: wireToolCalls(event.toolCalls).map((call, index) => ({ index, ...call })) }, null);
     }
     yield chunk({}, event.finishReason);
-    if (includeUsage) yield { ...base, choices: [], usage: wireUsage({ promptTokens, completionTokens: event.completionTokens }) };
+    if (includeUsage) yield { ...base, choices: [], usage: wireUsage({ promptTokens, completionTokens: event.completionTokens, cachedTokens: event.cachedTokens }) };
   }
 }

