@@ -18,7 +18,13 @@ const CONTEXT = 1024;
 const KEY = "psk-benchmark-key-0000000000";
 const CHAT_MODEL = testModel("gemma3-270m");
 const EMBED_MODEL = testModel("all-minilm-l6-v2");
-const PEER_PYTHON = path.join(process.env.PUSTAKA_BENCH_CACHE ?? path.join(os.homedir(), ".cache", "pustaka", "bench"), "llama-server-venv", "bin", "python");
+const BENCH_CACHE = process.env.PUSTAKA_BENCH_CACHE ?? path.join(os.homedir(), ".cache", "pustaka", "bench");
+const PEER_PYTHON = path.join(BENCH_CACHE, "llama-server-venv", "bin", "python");
+/** llama.cpp's own `llama-server`, built by `npm run bench:setup`. */
+const LLAMA_SERVER = path.join(BENCH_CACHE, "llama-server", "build", "bin", "llama-server");
+/** Rounds of each concurrency level and of the embedding batches (who goes first rotates). */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const verdict = (ratio: number, goal: number) => (Number.isFinite(ratio) ? (ratio >= goal ? "PASS" : "short") : "n/a");
 
 const prompt = (i: number) => `Story ${i}. Write a long story about a fisherman in Terengganu who finds a strange pearl, and what happens to his village.`;
 const report: Record<string, unknown> = { date: new Date().toISOString(), threads: THREADS, runs: RUNS, maxTokens: MAX_TOKENS, chatModel: CHAT_MODEL, embedModel: EMBED_MODEL, cpus: os.cpus().length };
@@ -70,6 +76,23 @@ async function startPeer(parallelSlots: number) {
   return { ...server, url: `http://127.0.0.1:${port}` };
 }
 
+/**
+ * llama.cpp's `llama-server` on a chat model with `parallel` slots (continuous batching), or
+ * on an embedding model (batched embeddings); null when it has not been built.
+ */
+async function startLlamaServer(mode: { chat: number } | { embed: number }) {
+  if (!existsSync(LLAMA_SERVER)) return null;
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const common = ["--host", "127.0.0.1", "--port", String(port), "-t", String(THREADS), "-tb", String(THREADS), "--api-key", KEY, "--no-webui"];
+  const args =
+    "chat" in mode
+      ? ["-m", CHAT_MODEL, "-a", "svc-merlion-13b", "-c", String(CONTEXT * mode.chat), "-np", String(mode.chat), ...common]
+      : // A batch must hold whole inputs for a non-causal encoder: one ubatch of the whole context.
+        ["-m", EMBED_MODEL, "-a", "minilm", "--embedding", "--pooling", "mean", "-c", String(512 * mode.embed), "-np", String(mode.embed), "-b", String(512 * mode.embed), "-ub", String(512 * mode.embed), ...common];
+  const server = await spawnUntil(LLAMA_SERVER, args, /listening on http:\/\//, { LD_LIBRARY_PATH: path.dirname(LLAMA_SERVER) });
+  return { ...server, url: `http://127.0.0.1:${port}` };
+}
+
 async function concurrent(url: string, streams: number, usage: boolean) {
   const started = performance.now();
   const results = await Promise.all(
@@ -79,7 +102,7 @@ async function concurrent(url: string, streams: number, usage: boolean) {
   );
   const seconds = (performance.now() - started) / 1000;
   const tokens = results.reduce((s, r) => s + r.tokens, 0);
-  return { streams, tokens, seconds, tokensPerSecond: tokens / seconds, ttftP50: median(results.map((r) => r.ttftMs)) };
+  return { streams, tokens, seconds, tokensPerSecond: tokens / seconds, ttfts: results.map((r) => r.ttftMs) };
 }
 
 function summarize(runs: { ttftMs: number; decodeMs: number; tokens: number }[]) {
@@ -142,24 +165,28 @@ async function main() {
   await peer?.stop();
   await reference.stop();
 
-  // 3. Concurrency.
-  log("\n## Concurrent streams (64 tokens each)");
-  log("| streams | Pustaka tok/s | Pustaka TTFT p50 (ms) | llama.cpp server tok/s | ratio |");
-  log("|---|---|---|---|---|");
+  // 3. Concurrency: against llama-server with as many slots as Pustaka has sequences (8),
+  //    ROUNDS rounds per level, who goes first rotating; aggregate tok/s and TTFT under load.
+  log("\n## Concurrent streams (64 tokens each, 8 sequences / slots)");
+  log("| streams | Pustaka tok/s | TTFT p50 / p95 (ms) | llama-server tok/s | TTFT p50 / p95 (ms) | ratio (goal ≥ 0.95) |");
+  log("|---|---|---|---|---|---|");
   const sweep = [];
-  const peerMany = await startPeer(1);
+  const llamaServer = await startLlamaServer({ chat: 8 });
+  if (!llamaServer) log("(llama-server not built: run `npm run bench:setup` first)");
   for (const n of [1, 2, 4, 8]) {
-    const ours = await concurrent(pustaka.url, n, true);
-    let theirs: Awaited<ReturnType<typeof concurrent>> | null = null;
-    try {
-      theirs = peerMany ? await concurrent(peerMany.url, n, false) : null;
-    } catch (error) {
-      log(`(llama.cpp server failed at ${n} streams: ${(error as Error).message})`);
+    const ours: Awaited<ReturnType<typeof concurrent>>[] = [];
+    const theirs: Awaited<ReturnType<typeof concurrent>>[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const turns = [async () => void ours.push(await concurrent(pustaka.url, n, true)), ...(llamaServer ? [async () => void theirs.push(await concurrent(llamaServer.url, n, true))] : [])];
+      for (let k = 0; k < turns.length; k++) await turns[(round + k) % turns.length]!();
     }
-    sweep.push({ streams: n, pustaka: ours, llamaCppServer: theirs });
-    log(`| ${n} | ${fmt(ours.tokensPerSecond)} | ${fmt(ours.ttftP50)} | ${theirs ? fmt(theirs.tokensPerSecond) : "n/a"} | ${theirs ? fmt(ours.tokensPerSecond / theirs.tokensPerSecond, 2) : "n/a"} |`);
+    const rate = (runs: typeof ours) => median(runs.map((r) => r.tokensPerSecond));
+    const ttft = (runs: typeof ours) => `${fmt(percentile(runs.flatMap((r) => r.ttfts), 50))} / ${fmt(percentile(runs.flatMap((r) => r.ttfts), 95))}`;
+    const ratio = theirs.length ? rate(ours) / rate(theirs) : NaN;
+    sweep.push({ streams: n, pustakaTokS: rate(ours), llamaServerTokS: theirs.length ? rate(theirs) : null, ratio, pustakaTtftMs: ours.flatMap((r) => r.ttfts), llamaServerTtftMs: theirs.flatMap((r) => r.ttfts) });
+    log(`| ${n} | ${fmt(rate(ours))} | ${ttft(ours)} | ${theirs.length ? fmt(rate(theirs)) : "n/a"} | ${theirs.length ? ttft(theirs) : "n/a"} | ${fmt(ratio, 2)} ${verdict(ratio, 0.95)} |`);
   }
-  await peerMany?.stop();
+  await llamaServer?.stop();
   report.concurrency = sweep;
 
   // 4. Embeddings: batches of 64 through the API, alternating with the same batch in-process.
@@ -172,20 +199,43 @@ async function main() {
     await res.json();
   };
   await post(["warm up"]);
+  const embedPeer = await startLlamaServer({ embed: 8 });
+  const postPeer = async (input: string[]) => {
+    const res = await fetch(`${embedPeer!.url}/v1/embeddings`, { method: "POST", headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" }, body: JSON.stringify({ model: "minilm", input }) });
+    if (!res.ok) throw new Error(`llama-server embeddings: ${res.status} ${await res.text()}`);
+    await res.json();
+  };
+  if (embedPeer) await postPeer(["warm up"]);
   let apiMs = 0;
   let refMs = 0;
-  for (let i = 0; i < inputs.length; i += 64) {
-    const batch = inputs.slice(i, i + 64);
-    const started = performance.now();
-    await post(batch);
-    apiMs += performance.now() - started;
-    refMs += (await embedReference.request<{ ms: number }>({ op: "embed", inputs: batch })).ms;
+  let peerMs = 0;
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < inputs.length; i += 64) {
+      const batch = inputs.slice(i, i + 64);
+      const timed = async (send: () => Promise<unknown>) => {
+        const started = performance.now();
+        await send();
+        return performance.now() - started;
+      };
+      const turns = [
+        async () => void (apiMs += await timed(() => post(batch))),
+        async () => void (refMs += (await embedReference.request<{ ms: number }>({ op: "embed", inputs: batch })).ms),
+        ...(embedPeer ? [async () => void (peerMs += await timed(() => postPeer(batch)))] : []),
+      ];
+      for (let k = 0; k < turns.length; k++) await turns[(round + i / 64 + k) % turns.length]!();
+    }
   }
   await embedReference.stop();
-  const apiEmbedPerSecond = inputs.length / (apiMs / 1000);
-  const refEmbedPerSecond = inputs.length / (refMs / 1000);
-  report.embeddings = { inProcessPerSecond: refEmbedPerSecond, apiPerSecond: apiEmbedPerSecond };
-  log(`\n## Embeddings (${inputs.length} inputs, batches of 64, alternating)\nin-process ${fmt(refEmbedPerSecond)}/s, API ${fmt(apiEmbedPerSecond)}/s: **${fmt((apiEmbedPerSecond / refEmbedPerSecond) * 100)}%** (target ≥ 90%)`);
+  await embedPeer?.stop();
+  const embedded = inputs.length * ROUNDS;
+  const apiEmbedPerSecond = embedded / (apiMs / 1000);
+  const refEmbedPerSecond = embedded / (refMs / 1000);
+  const peerEmbedPerSecond = embedPeer ? embedded / (peerMs / 1000) : NaN;
+  report.embeddings = { inProcessPerSecond: refEmbedPerSecond, apiPerSecond: apiEmbedPerSecond, llamaServerPerSecond: embedPeer ? peerEmbedPerSecond : null };
+  log(`\n## Embeddings (${inputs.length} inputs × ${ROUNDS} rounds, batches of 64, taking turns)`);
+  log(`in-process ${fmt(refEmbedPerSecond)}/s, API ${fmt(apiEmbedPerSecond)}/s: **${fmt((apiEmbedPerSecond / refEmbedPerSecond) * 100)}%** of in-process (target ≥ 90%)`);
+  if (embedPeer) log(`llama-server (8 slots, batched) ${fmt(peerEmbedPerSecond)}/s: API / llama-server **${fmt(apiEmbedPerSecond / peerEmbedPerSecond, 2)}×** ${verdict(apiEmbedPerSecond / peerEmbedPerSecond, 1)} (goal ≥ 1.0)`);
+  else log("(llama-server not built: run `npm run bench:setup` first)");
   await pustaka.stop();
 
   // 5. Threads (informational): the same in-process decode at 1 and 2 threads.

@@ -1,13 +1,40 @@
 #!/usr/bin/env bash
-# Builds the benchmark peer: llama.cpp's server as packaged by llama-cpp-python on PyPI
-# (compiled from source here; CPU only), in a venv under the bench cache.
+# Builds the benchmark peers, CPU only, into the bench cache (each step is skipped when its
+# result is already there):
+# - llama.cpp's own server, `llama-server` (continuous batching, batched embeddings, prompt
+#   cache): compiled from the llama.cpp that the llama-cpp-python 0.3.36 source package from
+#   PyPI vendors (about 20 minutes on 2 cores);
+# - llama-cpp-python[server] 0.3.36: the same llama.cpp behind a Python HTTP server.
 set -euo pipefail
+VERSION=0.3.36
 CACHE="${PUSTAKA_BENCH_CACHE:-$HOME/.cache/pustaka/bench}"
-VENV="$CACHE/llama-server-venv"
 mkdir -p "$CACHE"
+
+# llama-server: the binary's path is printed last; bench/run.ts looks for it there.
+LLAMA_DIR="$CACHE/llama-server"
+LLAMA_BIN="$LLAMA_DIR/build/bin/llama-server"
+if ! LD_LIBRARY_PATH="$LLAMA_DIR/build/bin" "$LLAMA_BIN" --version >/dev/null 2>&1; then
+  echo "building llama-server from llama-cpp-python $VERSION's vendored llama.cpp (about 20 minutes on 2 cores)..." >&2
+  work="$(mktemp -d)"
+  trap 'rm -rf "$work"' EXIT
+  python3 -m pip download --quiet --no-binary :all: --no-deps "llama-cpp-python==$VERSION" -d "$work"
+  tar xzf "$work/llama_cpp_python-$VERSION.tar.gz" -C "$work"
+  rm -rf "$LLAMA_DIR"
+  mv "$work/llama_cpp_python-$VERSION/vendor/llama.cpp" "$LLAMA_DIR"
+  # Static libraries: the binary stands alone. No curl or OpenSSL: models are local files.
+  cmake -S "$LLAMA_DIR" -B "$LLAMA_DIR/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
+    -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+    -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DGGML_NATIVE=ON >&2
+  cmake --build "$LLAMA_DIR/build" --target llama-server -j"$(nproc)" >&2
+fi
+LD_LIBRARY_PATH="$LLAMA_DIR/build/bin" "$LLAMA_BIN" --version 2>&1 | grep -m1 version >&2
+
+# llama-cpp-python's server.
+VENV="$CACHE/llama-server-venv"
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
 if ! "$VENV/bin/python" -c "import llama_cpp.server" 2>/dev/null; then
-  echo "building llama-cpp-python[server] 0.3.36 from source (10-20 minutes on 2 cores)..." >&2
-  "$VENV/bin/pip" install --quiet "llama-cpp-python[server]==0.3.36"
+  echo "building llama-cpp-python[server] $VERSION from source (10-20 minutes on 2 cores)..." >&2
+  "$VENV/bin/pip" install --quiet "llama-cpp-python[server]==$VERSION"
 fi
-"$VENV/bin/python" -c "import llama_cpp; print('llama-cpp-python', llama_cpp.__version__)"
+"$VENV/bin/python" -c "import llama_cpp; print('llama-cpp-python', llama_cpp.__version__)" >&2
+echo "$LLAMA_BIN"
