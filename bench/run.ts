@@ -24,6 +24,9 @@ const PEER_PYTHON = path.join(BENCH_CACHE, "llama-server-venv", "bin", "python")
 const LLAMA_SERVER = path.join(BENCH_CACHE, "llama-server", "build", "bin", "llama-server");
 /** Rounds of each concurrency level and of the embedding batches (who goes first rotates). */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** `BENCH_SECTIONS=concurrency,embeddings` runs only those (idle, single, concurrency, embeddings, threads). */
+const SECTIONS = process.env.BENCH_SECTIONS ? new Set(process.env.BENCH_SECTIONS.split(",").map((s) => s.trim())) : null;
+const want = (section: string) => !SECTIONS || SECTIONS.has(section);
 const verdict = (ratio: number, goal: number) => (Number.isFinite(ratio) ? (ratio >= goal ? "PASS" : "short") : "n/a");
 
 const prompt = (i: number) => `Story ${i}. Write a long story about a fisherman in Terengganu who finds a strange pearl, and what happens to his village.`;
@@ -119,127 +122,137 @@ async function main() {
   log(`CPU cores: ${os.cpus().length}; threads per context: ${THREADS}; chat model: ${path.basename(CHAT_MODEL)}; embeddings: ${path.basename(EMBED_MODEL)}; ${RUNS} runs of ${MAX_TOKENS} tokens, temperature 0\n`);
 
   // 1. Idle memory.
-  const idle = await startPustaka(4);
-  await new Promise((r) => setTimeout(r, 1500));
-  const idleRss = rssMb(idle.child.pid!);
-  await idle.stop();
-  report.idleRssMb = idleRss;
-  log(`## Idle memory\nRSS with no model loaded: **${fmt(idleRss)} MB** (target ≤ 150 MB)\n`);
+  if (want("idle")) {
+    const idle = await startPustaka(4);
+    await new Promise((r) => setTimeout(r, 1500));
+    const idleRss = rssMb(idle.child.pid!);
+    await idle.stop();
+    report.idleRssMb = idleRss;
+    log(`## Idle memory\nRSS with no model loaded: **${fmt(idleRss)} MB** (target ≤ 150 MB)\n`);
+  }
 
   // 2. One stream: reference, API and peer take turns on each prompt (order rotated),
   //    so the machine's drift (large on shared VMs) hits all three alike.
-  const reference = await startReference(ROOT, { model: CHAT_MODEL, threads: THREADS, contextSize: CONTEXT });
   const pustaka = await startPustaka(8);
-  const peer = await startPeer(1);
-  const chatBody = (i: number) => ({ model: "svc-merlion-13b", messages: [{ role: "user", content: prompt(i) }], max_tokens: MAX_TOKENS, temperature: 0, stream_options: { include_usage: true } });
-  await reference.request({ op: "chat", prompt: "warm up", maxTokens: 4 });
-  await streamChat(pustaka.url, KEY, { model: "svc-merlion-13b", messages: [{ role: "user", content: "warm up" }], max_tokens: 4 });
-  if (peer) await streamChat(peer.url, KEY, { model: "svc-merlion-13b", messages: [{ role: "user", content: "warm up" }], max_tokens: 4 });
-  const samples = { reference: [] as StreamResult[], api: [] as StreamResult[], peer: [] as StreamResult[] };
-  for (let i = 0; i < RUNS; i++) {
-    const turns: (() => Promise<void>)[] = [
-      async () => void samples.reference.push({ ...(await reference.request<StreamResult>({ op: "chat", prompt: prompt(i), maxTokens: MAX_TOKENS })), text: "" }),
-      async () => void samples.api.push(await streamChat(pustaka.url, KEY, chatBody(i))),
-      ...(peer ? [async () => void samples.peer.push(await streamChat(peer.url, KEY, { ...chatBody(i), stream_options: undefined }))] : []),
-    ];
-    for (let k = 0; k < turns.length; k++) await turns[(i + k) % turns.length]!();
+  if (want("single")) {
+    const reference = await startReference(ROOT, { model: CHAT_MODEL, threads: THREADS, contextSize: CONTEXT });
+    const peer = await startPeer(1);
+    const chatBody = (i: number) => ({ model: "svc-merlion-13b", messages: [{ role: "user", content: prompt(i) }], max_tokens: MAX_TOKENS, temperature: 0, stream_options: { include_usage: true } });
+    await reference.request({ op: "chat", prompt: "warm up", maxTokens: 4 });
+    await streamChat(pustaka.url, KEY, { model: "svc-merlion-13b", messages: [{ role: "user", content: "warm up" }], max_tokens: 4 });
+    if (peer) await streamChat(peer.url, KEY, { model: "svc-merlion-13b", messages: [{ role: "user", content: "warm up" }], max_tokens: 4 });
+    const samples = { reference: [] as StreamResult[], api: [] as StreamResult[], peer: [] as StreamResult[] };
+    for (let i = 0; i < RUNS; i++) {
+      const turns: (() => Promise<void>)[] = [
+        async () => void samples.reference.push({ ...(await reference.request<StreamResult>({ op: "chat", prompt: prompt(i), maxTokens: MAX_TOKENS })), text: "" }),
+        async () => void samples.api.push(await streamChat(pustaka.url, KEY, chatBody(i))),
+        ...(peer ? [async () => void samples.peer.push(await streamChat(peer.url, KEY, { ...chatBody(i), stream_options: undefined }))] : []),
+      ];
+      for (let k = 0; k < turns.length; k++) await turns[(i + k) % turns.length]!();
+    }
+    const ref = summarize(samples.reference);
+    const api = summarize(samples.api);
+    const peerSingle = peer ? summarize(samples.peer) : null;
+    // Paired ratios: each API run against the reference run on the same prompt.
+    const decodeRatios = samples.api.map((a, i) => decodeRate(a) / decodeRate(samples.reference[i]!));
+    const pairedDecode = median(decodeRatios);
+    const spread = [percentile(decodeRatios, 25), percentile(decodeRatios, 75)];
+    const pairedTtft = median(samples.api.map((a, i) => a.ttftMs - samples.reference[i]!.ttftMs));
+    report.single = { inProcess: ref, api, llamaCppServer: peerSingle, pairedDecodeRatio: pairedDecode, pairedDecodeRatioIqr: spread, pairedAddedTtftMs: pairedTtft };
+    log("## One stream");
+    log("| | TTFT p50 (ms) | TTFT p95 (ms) | decode (tok/s) | tokens |");
+    log("|---|---|---|---|---|");
+    for (const [name, sm] of [["node-llama-cpp in-process", ref], ["Pustaka HTTP API", api], ["llama.cpp server (llama-cpp-python)", peerSingle]] as const) {
+      if (sm) log(`| ${name} | ${fmt(sm.ttftP50)} | ${fmt(sm.ttftP95)} | ${fmt(sm.decodeTps)} | ${sm.tokens} |`);
+    }
+    log(`\nAPI decode / in-process (median of paired runs): **${fmt(pairedDecode * 100)}%** (interquartile range ${fmt(spread[0]! * 100)}–${fmt(spread[1]! * 100)}%; target ≥ 95%); added TTFT (median of paired differences): **${fmt(pairedTtft)} ms** (target ≤ 10 ms)`);
+    if (peerSingle) log(`API / llama.cpp server: decode ${fmt(api.decodeTps / peerSingle.decodeTps, 2)}×, TTFT p50 ${fmt(api.ttftP50 / peerSingle.ttftP50, 2)}×`);
+    else log("llama.cpp server peer not built: run `npm run bench:setup` first");
+    await peer?.stop();
+    await reference.stop();
   }
-  const ref = summarize(samples.reference);
-  const api = summarize(samples.api);
-  const peerSingle = peer ? summarize(samples.peer) : null;
-  // Paired ratios: each API run against the reference run on the same prompt.
-  const decodeRatios = samples.api.map((a, i) => decodeRate(a) / decodeRate(samples.reference[i]!));
-  const pairedDecode = median(decodeRatios);
-  const spread = [percentile(decodeRatios, 25), percentile(decodeRatios, 75)];
-  const pairedTtft = median(samples.api.map((a, i) => a.ttftMs - samples.reference[i]!.ttftMs));
-  report.single = { inProcess: ref, api, llamaCppServer: peerSingle, pairedDecodeRatio: pairedDecode, pairedDecodeRatioIqr: spread, pairedAddedTtftMs: pairedTtft };
-  log("## One stream");
-  log("| | TTFT p50 (ms) | TTFT p95 (ms) | decode (tok/s) | tokens |");
-  log("|---|---|---|---|---|");
-  for (const [name, sm] of [["node-llama-cpp in-process", ref], ["Pustaka HTTP API", api], ["llama.cpp server (llama-cpp-python)", peerSingle]] as const) {
-    if (sm) log(`| ${name} | ${fmt(sm.ttftP50)} | ${fmt(sm.ttftP95)} | ${fmt(sm.decodeTps)} | ${sm.tokens} |`);
-  }
-  log(`\nAPI decode / in-process (median of paired runs): **${fmt(pairedDecode * 100)}%** (interquartile range ${fmt(spread[0]! * 100)}–${fmt(spread[1]! * 100)}%; target ≥ 95%); added TTFT (median of paired differences): **${fmt(pairedTtft)} ms** (target ≤ 10 ms)`);
-  if (peerSingle) log(`API / llama.cpp server: decode ${fmt(api.decodeTps / peerSingle.decodeTps, 2)}×, TTFT p50 ${fmt(api.ttftP50 / peerSingle.ttftP50, 2)}×`);
-  else log("llama.cpp server peer not built: run `npm run bench:setup` first");
-  await peer?.stop();
-  await reference.stop();
 
   // 3. Concurrency: against llama-server with as many slots as Pustaka has sequences (8),
   //    ROUNDS rounds per level, who goes first rotating; aggregate tok/s and TTFT under load.
-  log("\n## Concurrent streams (64 tokens each, 8 sequences / slots)");
-  log("| streams | Pustaka tok/s | TTFT p50 / p95 (ms) | llama-server tok/s | TTFT p50 / p95 (ms) | ratio (goal ≥ 0.95) |");
-  log("|---|---|---|---|---|---|");
-  const sweep = [];
-  const llamaServer = await startLlamaServer({ chat: 8 });
-  if (!llamaServer) log("(llama-server not built: run `npm run bench:setup` first)");
-  for (const n of [1, 2, 4, 8]) {
-    const ours: Awaited<ReturnType<typeof concurrent>>[] = [];
-    const theirs: Awaited<ReturnType<typeof concurrent>>[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      const turns = [async () => void ours.push(await concurrent(pustaka.url, n, true)), ...(llamaServer ? [async () => void theirs.push(await concurrent(llamaServer.url, n, true))] : [])];
-      for (let k = 0; k < turns.length; k++) await turns[(round + k) % turns.length]!();
+  if (want("concurrency")) {
+    log("\n## Concurrent streams (64 tokens each, 8 sequences / slots)");
+    log("| streams | Pustaka tok/s | TTFT p50 / p95 (ms) | llama-server tok/s | TTFT p50 / p95 (ms) | ratio (goal ≥ 0.95) |");
+    log("|---|---|---|---|---|---|");
+    const sweep = [];
+    // The model loads on first use: not inside the first round.
+    await streamChat(pustaka.url, KEY, { model: "svc-merlion-13b", messages: [{ role: "user", content: "warm up" }], max_tokens: 4 });
+    const llamaServer = await startLlamaServer({ chat: 8 });
+    if (!llamaServer) log("(llama-server not built: run `npm run bench:setup` first)");
+    for (const n of [1, 2, 4, 8]) {
+      const ours: Awaited<ReturnType<typeof concurrent>>[] = [];
+      const theirs: Awaited<ReturnType<typeof concurrent>>[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        const turns = [async () => void ours.push(await concurrent(pustaka.url, n, true)), ...(llamaServer ? [async () => void theirs.push(await concurrent(llamaServer.url, n, true))] : [])];
+        for (let k = 0; k < turns.length; k++) await turns[(round + k) % turns.length]!();
+      }
+      const rate = (runs: typeof ours) => median(runs.map((r) => r.tokensPerSecond));
+      const ttft = (runs: typeof ours) => `${fmt(percentile(runs.flatMap((r) => r.ttfts), 50))} / ${fmt(percentile(runs.flatMap((r) => r.ttfts), 95))}`;
+      const ratio = theirs.length ? rate(ours) / rate(theirs) : NaN;
+      sweep.push({ streams: n, pustakaTokS: rate(ours), llamaServerTokS: theirs.length ? rate(theirs) : null, ratio, pustakaTtftMs: ours.flatMap((r) => r.ttfts), llamaServerTtftMs: theirs.flatMap((r) => r.ttfts) });
+      log(`| ${n} | ${fmt(rate(ours))} | ${ttft(ours)} | ${theirs.length ? fmt(rate(theirs)) : "n/a"} | ${theirs.length ? ttft(theirs) : "n/a"} | ${fmt(ratio, 2)} ${verdict(ratio, 0.95)} |`);
     }
-    const rate = (runs: typeof ours) => median(runs.map((r) => r.tokensPerSecond));
-    const ttft = (runs: typeof ours) => `${fmt(percentile(runs.flatMap((r) => r.ttfts), 50))} / ${fmt(percentile(runs.flatMap((r) => r.ttfts), 95))}`;
-    const ratio = theirs.length ? rate(ours) / rate(theirs) : NaN;
-    sweep.push({ streams: n, pustakaTokS: rate(ours), llamaServerTokS: theirs.length ? rate(theirs) : null, ratio, pustakaTtftMs: ours.flatMap((r) => r.ttfts), llamaServerTtftMs: theirs.flatMap((r) => r.ttfts) });
-    log(`| ${n} | ${fmt(rate(ours))} | ${ttft(ours)} | ${theirs.length ? fmt(rate(theirs)) : "n/a"} | ${theirs.length ? ttft(theirs) : "n/a"} | ${fmt(ratio, 2)} ${verdict(ratio, 0.95)} |`);
+    await llamaServer?.stop();
+    report.concurrency = sweep;
   }
-  await llamaServer?.stop();
-  report.concurrency = sweep;
 
   // 4. Embeddings: batches of 64 through the API, alternating with the same batch in-process.
-  const inputs = Array.from({ length: 256 }, (_, i) => `Sentence ${i}: the monsoon season brings heavy rain to the east coast of Peninsular Malaysia.`);
-  const embedReference = await startReference(ROOT, { model: EMBED_MODEL, threads: THREADS, contextSize: 512, embed: true });
-  await embedReference.request({ op: "embed", inputs: ["warm up"] });
-  const post = async (input: string[]) => {
-    const res = await fetch(`${pustaka.url}/v1/embeddings`, { method: "POST", headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" }, body: JSON.stringify({ model: "minilm", input }) });
-    if (!res.ok) throw new Error(await res.text());
-    await res.json();
-  };
-  await post(["warm up"]);
-  const embedPeer = await startLlamaServer({ embed: 8 });
-  const postPeer = async (input: string[]) => {
-    const res = await fetch(`${embedPeer!.url}/v1/embeddings`, { method: "POST", headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" }, body: JSON.stringify({ model: "minilm", input }) });
-    if (!res.ok) throw new Error(`llama-server embeddings: ${res.status} ${await res.text()}`);
-    await res.json();
-  };
-  if (embedPeer) await postPeer(["warm up"]);
-  let apiMs = 0;
-  let refMs = 0;
-  let peerMs = 0;
-  for (let round = 0; round < ROUNDS; round++) {
-    for (let i = 0; i < inputs.length; i += 64) {
-      const batch = inputs.slice(i, i + 64);
-      const timed = async (send: () => Promise<unknown>) => {
-        const started = performance.now();
-        await send();
-        return performance.now() - started;
-      };
-      const turns = [
-        async () => void (apiMs += await timed(() => post(batch))),
-        async () => void (refMs += (await embedReference.request<{ ms: number }>({ op: "embed", inputs: batch })).ms),
-        ...(embedPeer ? [async () => void (peerMs += await timed(() => postPeer(batch)))] : []),
-      ];
-      for (let k = 0; k < turns.length; k++) await turns[(round + i / 64 + k) % turns.length]!();
+  if (want("embeddings")) {
+    const inputs = Array.from({ length: 256 }, (_, i) => `Sentence ${i}: the monsoon season brings heavy rain to the east coast of Peninsular Malaysia.`);
+    const embedReference = await startReference(ROOT, { model: EMBED_MODEL, threads: THREADS, contextSize: 512, embed: true });
+    await embedReference.request({ op: "embed", inputs: ["warm up"] });
+    const post = async (input: string[]) => {
+      const res = await fetch(`${pustaka.url}/v1/embeddings`, { method: "POST", headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" }, body: JSON.stringify({ model: "minilm", input }) });
+      if (!res.ok) throw new Error(await res.text());
+      await res.json();
+    };
+    await post(["warm up"]);
+    const embedPeer = await startLlamaServer({ embed: 8 });
+    const postPeer = async (input: string[]) => {
+      const res = await fetch(`${embedPeer!.url}/v1/embeddings`, { method: "POST", headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" }, body: JSON.stringify({ model: "minilm", input }) });
+      if (!res.ok) throw new Error(`llama-server embeddings: ${res.status} ${await res.text()}`);
+      await res.json();
+    };
+    if (embedPeer) await postPeer(["warm up"]);
+    let apiMs = 0;
+    let refMs = 0;
+    let peerMs = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      for (let i = 0; i < inputs.length; i += 64) {
+        const batch = inputs.slice(i, i + 64);
+        const timed = async (send: () => Promise<unknown>) => {
+          const started = performance.now();
+          await send();
+          return performance.now() - started;
+        };
+        const turns = [
+          async () => void (apiMs += await timed(() => post(batch))),
+          async () => void (refMs += (await embedReference.request<{ ms: number }>({ op: "embed", inputs: batch })).ms),
+          ...(embedPeer ? [async () => void (peerMs += await timed(() => postPeer(batch)))] : []),
+        ];
+        for (let k = 0; k < turns.length; k++) await turns[(round + i / 64 + k) % turns.length]!();
+      }
     }
+    await embedReference.stop();
+    await embedPeer?.stop();
+    const embedded = inputs.length * ROUNDS;
+    const apiEmbedPerSecond = embedded / (apiMs / 1000);
+    const refEmbedPerSecond = embedded / (refMs / 1000);
+    const peerEmbedPerSecond = embedPeer ? embedded / (peerMs / 1000) : NaN;
+    report.embeddings = { inProcessPerSecond: refEmbedPerSecond, apiPerSecond: apiEmbedPerSecond, llamaServerPerSecond: embedPeer ? peerEmbedPerSecond : null };
+    log(`\n## Embeddings (${inputs.length} inputs × ${ROUNDS} rounds, batches of 64, taking turns)`);
+    log(`in-process ${fmt(refEmbedPerSecond)}/s, API ${fmt(apiEmbedPerSecond)}/s: **${fmt((apiEmbedPerSecond / refEmbedPerSecond) * 100)}%** of in-process (target ≥ 90%)`);
+    if (embedPeer) log(`llama-server (8 slots, batched) ${fmt(peerEmbedPerSecond)}/s: API / llama-server **${fmt(apiEmbedPerSecond / peerEmbedPerSecond, 2)}×** ${verdict(apiEmbedPerSecond / peerEmbedPerSecond, 1)} (goal ≥ 1.0)`);
+    else log("(llama-server not built: run `npm run bench:setup` first)");
   }
-  await embedReference.stop();
-  await embedPeer?.stop();
-  const embedded = inputs.length * ROUNDS;
-  const apiEmbedPerSecond = embedded / (apiMs / 1000);
-  const refEmbedPerSecond = embedded / (refMs / 1000);
-  const peerEmbedPerSecond = embedPeer ? embedded / (peerMs / 1000) : NaN;
-  report.embeddings = { inProcessPerSecond: refEmbedPerSecond, apiPerSecond: apiEmbedPerSecond, llamaServerPerSecond: embedPeer ? peerEmbedPerSecond : null };
-  log(`\n## Embeddings (${inputs.length} inputs × ${ROUNDS} rounds, batches of 64, taking turns)`);
-  log(`in-process ${fmt(refEmbedPerSecond)}/s, API ${fmt(apiEmbedPerSecond)}/s: **${fmt((apiEmbedPerSecond / refEmbedPerSecond) * 100)}%** of in-process (target ≥ 90%)`);
-  if (embedPeer) log(`llama-server (8 slots, batched) ${fmt(peerEmbedPerSecond)}/s: API / llama-server **${fmt(apiEmbedPerSecond / peerEmbedPerSecond, 2)}×** ${verdict(apiEmbedPerSecond / peerEmbedPerSecond, 1)} (goal ≥ 1.0)`);
-  else log("(llama-server not built: run `npm run bench:setup` first)");
   await pustaka.stop();
 
   // 5. Threads (informational): the same in-process decode at 1 and 2 threads.
-  if (!process.env.BENCH_SKIP_THREADS) {
+  if (want("threads") && !process.env.BENCH_SKIP_THREADS) {
     const byThreads = [];
     for (const threads of [1, 2]) {
       const worker = await startReference(ROOT, { model: CHAT_MODEL, threads, contextSize: CONTEXT });

@@ -67,6 +67,12 @@ export const ConfigSchema = z
          * prompt, and only the rest is evaluated. Off: every prompt is evaluated whole.
          */
         promptCache: z.boolean().default(true),
+        /**
+         * Continuous batching: before each batch, wait up to this long (and at most a quarter
+         * of the previous decode) for every generating sequence to queue its next token, so
+         * that concurrent requests are evaluated together. 0 turns the wait off.
+         */
+        batchWaitMs: z.number().min(0).max(1000).default(20),
       })
       .prefault({}),
     embeddings: z

@@ -21,7 +21,7 @@ export interface LlamaEngineOptions {
   threads: number;
   /** 0 = never unload. */
   idleUnloadSeconds: number;
-  chat: { contextSize: number; sequences: number; maxQueued: number; promptCache: boolean };
+  chat: { contextSize: number; sequences: number; maxQueued: number; promptCache: boolean; batchWaitMs?: number };
   embeddings: { contexts: number };
   /** Ranking contexts per reranker working in parallel (each gets threads/contexts threads). */
   rerank: { contexts: number };

@@ -7,6 +7,7 @@ import { resolveChatWrapper, type Llama, type LlamaContextSequence, type LlamaEm
 import { invalidRequest } from "../errors.js";
 import type { ModelEntry } from "../models/model-registry.js";
 import type { ChatSlot } from "./chat-run.js";
+import { createBatchGather, DEFAULT_BATCH_GATHER } from "./batch-gather.js";
 import { LeasePool } from "./lease-pool.js";
 import type { ModelKind } from "./types.js";
 
@@ -15,7 +16,7 @@ export const MAX_ENCODER_CONTEXT = 8192;
 
 export interface LoadedModelOptions {
   threads: number;
-  chat: { contextSize: number; sequences: number; maxQueued: number; promptCache: boolean };
+  chat: { contextSize: number; sequences: number; maxQueued: number; promptCache: boolean; batchWaitMs?: number };
   embeddings: { contexts: number; maxQueued: number };
   rerank: { contexts: number; maxQueued: number };
 }
@@ -110,11 +111,12 @@ export class LoadedModel {
   }
 
   private async createChatSlot(): Promise<ChatSlot> {
-    const { contextSize, sequences, maxQueued } = this.options.chat;
+    const { contextSize, sequences, maxQueued, batchWaitMs = DEFAULT_BATCH_GATHER.maxWaitMs } = this.options.chat;
     const context = await this.model.createContext({
       contextSize: Math.min(contextSize, this.model.trainContextSize),
       sequences,
       threads: this.options.threads,
+      ...(batchWaitMs > 0 && sequences > 1 ? { batching: { gather: createBatchGather({ ...DEFAULT_BATCH_GATHER, maxWaitMs: batchWaitMs }) } } : {}),
     });
     const all: LlamaContextSequence[] = [];
     for (let i = 0; i < sequences; i++) all.push(context.getSequence());
