@@ -32,6 +32,25 @@ describe("LeasePool", () => {
     assert.equal(pool.available, 0);
   });
 
+  it("tells the chooser which free items sit next to leased ones", async () => {
+    const signal = new AbortController().signal;
+    const pool = new LeasePool([0, 1, 2, 3, 4, 5, 6, 7], 10);
+    const adjacentSeen = new Map<number, boolean>();
+    const record = (item: number, candidate: { adjacent: boolean }) => (adjacentSeen.set(item, candidate.adjacent), item === 5 ? 1 : 0);
+    assert.equal(await pool.acquire(signal, record), 5);
+    assert.ok([...adjacentSeen.values()].every(Boolean), "with nothing leased every item is as good as any");
+    adjacentSeen.clear();
+    // Prefer adjacency: 4 and 6 touch 5, nothing else does.
+    const taken = await pool.acquire(signal, (item, candidate) => (adjacentSeen.set(item, candidate.adjacent), candidate.adjacent ? 1 : 0));
+    assert.ok(taken === 4 || taken === 6, `took ${taken}`);
+    assert.deepEqual([...adjacentSeen.entries()].filter(([, adjacent]) => adjacent).map(([item]) => item).sort(), [4, 6]);
+    adjacentSeen.clear();
+    pool.release(5);
+    await pool.acquire(signal, record);
+    const leased = taken;
+    assert.deepEqual([...adjacentSeen.entries()].filter(([, adjacent]) => adjacent).map(([item]) => item).sort(), [leased - 1, leased + 1].sort(), "only the neighbours of what is still leased");
+  });
+
   it("refuses with 503 server_busy beyond maxQueued", async () => {
     const pool = new LeasePool([1], 1);
     await pool.acquire(new AbortController().signal);

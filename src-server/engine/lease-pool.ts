@@ -11,8 +11,19 @@ interface Waiter<T> {
   onAbort: () => void;
 }
 
+/** What a pool knows of a free item when asked to choose (see `acquire`). */
+export interface LeaseCandidate {
+  /**
+   * The item sits next to one that is leased, in the order the pool was given its items
+   * (or nothing is leased): taking it keeps the leased items contiguous.
+   */
+  adjacent: boolean;
+}
+
 export class LeasePool<T> {
   private readonly free: T[];
+  /** Each item's position in the list the pool was made with. */
+  private readonly positions: Map<T, number>;
   private readonly waiters: Waiter<T>[] = [];
   private closed = false;
   /** How many items the pool holds in all. */
@@ -29,6 +40,7 @@ export class LeasePool<T> {
   ) {
     this.free = [...items];
     this.size = items.length;
+    this.positions = new Map(items.map((item, i) => [item, i]));
   }
 
   get available(): number {
@@ -45,14 +57,15 @@ export class LeasePool<T> {
    * the best-scoring one is taken, ties going to the most recently returned. A waiter takes
    * whichever item is returned first.
    */
-  acquire(signal: AbortSignal, affinity?: (item: T) => number): Promise<T> {
+  acquire(signal: AbortSignal, affinity?: (item: T, candidate: LeaseCandidate) => number): Promise<T> {
     if (this.closed) return Promise.reject(unavailable(`the ${this.what} pool is shutting down`, "server_shutting_down"));
     if (signal.aborted) return Promise.reject(asError(signal.reason));
     if (affinity && this.free.length > 1) {
+      const candidate = this.candidateInfo();
       let best = this.free.length - 1;
-      let bestScore = affinity(this.free[best]!);
+      let bestScore = affinity(this.free[best]!, candidate(this.free[best]!));
       for (let i = best - 1; i >= 0; i--) {
-        const score = affinity(this.free[i]!);
+        const score = affinity(this.free[i]!, candidate(this.free[i]!));
         if (score > bestScore) [best, bestScore] = [i, score];
       }
       return Promise.resolve(this.free.splice(best, 1)[0]!);
@@ -76,6 +89,17 @@ export class LeasePool<T> {
       signal.addEventListener("abort", waiter.onAbort, { once: true });
       this.waiters.push(waiter);
     });
+  }
+
+  /** How each free item stands against the leased ones. */
+  private candidateInfo(): (item: T) => LeaseCandidate {
+    const leased = new Set<number>();
+    const free = new Set(this.free);
+    for (const [item, position] of this.positions) if (!free.has(item)) leased.add(position);
+    return (item) => {
+      const position = this.positions.get(item)!;
+      return { adjacent: leased.size === 0 || leased.has(position - 1) || leased.has(position + 1) };
+    };
   }
 
   /** Returns an item: the oldest waiter gets it, else it goes back to the free list. */

@@ -7,7 +7,7 @@
  * evaluated whole.
  */
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
-import type { LeasePool } from "./lease-pool.js";
+import type { LeaseCandidate, LeasePool } from "./lease-pool.js";
 
 /** How many leading tokens of `tokens` the sequence already holds evaluated. */
 export function cachedPrefix(sequence: LlamaContextSequence, tokens: readonly Token[]): number {
@@ -16,8 +16,9 @@ export function cachedPrefix(sequence: LlamaContextSequence, tokens: readonly To
 
 /**
  * A sequence whose cache covers at least this share of a prompt is taken for it; below,
- * the request goes to the least recently used sequence (an empty one first), so that two
- * conversations that share only a template's first tokens do not keep evicting each other.
+ * the request goes to a sequence next to one that is generating, the least recently used
+ * of those (an empty one first), so that two conversations that share only a template's
+ * first tokens do not keep evicting each other.
  * (llama.cpp's server chooses its slots the same way, with the same default of one half.)
  */
 export const PROMPT_SIMILARITY = 0.5;
@@ -26,17 +27,25 @@ export const PROMPT_SIMILARITY = 0.5;
 const lastUsed = new WeakMap<LlamaContextSequence, number>();
 let clock = 0;
 
-/** The affinity of a free sequence for a prompt: its reusable prefix, else how long it has been idle. */
-export function promptAffinity(sequence: LlamaContextSequence, tokens: readonly Token[]): number {
+/** Above any least-recently-used score, below any reusable prefix's. */
+const CONTIGUOUS = 2 ** 40;
+
+/**
+ * The affinity of a free sequence for a prompt: its reusable prefix; else, a sequence next
+ * to one that is generating (llama.cpp evaluates the sequences of a multi-stream cache in
+ * one pass only when their ids are consecutive: 0-3 is one pass, 0, 1, 5, 6 are two); then
+ * how long it has been idle.
+ */
+export function promptAffinity(sequence: LlamaContextSequence, tokens: readonly Token[], candidate: LeaseCandidate = { adjacent: true }): number {
   const reused = cachedPrefix(sequence, tokens);
   if (tokens.length > 0 && reused / tokens.length >= PROMPT_SIMILARITY) return Number.MAX_SAFE_INTEGER / 2 + reused;
-  return -(lastUsed.get(sequence) ?? 0);
+  return (candidate.adjacent ? CONTIGUOUS : 0) - (lastUsed.get(sequence) ?? 0);
 }
 
 /** A sequence for a prompt: the best-prepared free one (cache on) or an emptied one (off). */
 export async function acquireForPrompt(pool: LeasePool<LlamaContextSequence>, tokens: readonly Token[], promptCache: boolean, signal: AbortSignal): Promise<LlamaContextSequence> {
   if (promptCache) {
-    const sequence = await pool.acquire(signal, (candidate) => promptAffinity(candidate, tokens));
+    const sequence = await pool.acquire(signal, (free, candidate) => promptAffinity(free, tokens, candidate));
     lastUsed.set(sequence, ++clock);
     return sequence;
   }
