@@ -160,8 +160,10 @@ function scale(): void {
   }
 }
 
+/** `RAG_SECTIONS=ingestion` (or `scale`) runs only that part. */
+const SECTIONS = new Set((process.env.RAG_SECTIONS ?? "ingestion,scale").split(","));
 log(`# Pustaka grounded-answer benchmark (${new Date().toISOString()})\n`);
-await ingestion();
-scale();
+if (SECTIONS.has("ingestion")) await ingestion();
+if (SECTIONS.has("scale")) scale();
 mkdirSync(path.join(ROOT, "bench", "results"), { recursive: true });
 writeFileSync(path.join(ROOT, "bench", "results", `rag-${Date.now()}.md`), `${lines.join("\n")}\n`);

@@ -22,7 +22,7 @@ export interface LlamaEngineOptions {
   /** 0 = never unload. */
   idleUnloadSeconds: number;
   chat: { contextSize: number; sequences: number; maxQueued: number; promptCache: boolean; batchWaitMs?: number };
-  embeddings: { contexts: number };
+  embeddings: { contexts: number; batchSequences?: number; batchTokens?: number };
   /** Ranking contexts per reranker working in parallel (each gets threads/contexts threads). */
   rerank: { contexts: number };
 }
@@ -56,7 +56,9 @@ export class LlamaEngine implements InferenceEngine {
         logLevel: LlamaLogLevel.warn,
         logger: (level, message) => this.logger.debug({ llama: level }, message.trim()),
       });
-      this.logger.info({ gpu: llama.gpu || "none (CPU)", threads: this.threads(llama), cpuMathCores: llama.cpuMathCores }, "llama.cpp ready");
+      // buildType "localBuild": the one scripts/build-llama.mjs made at install (batched embeddings);
+      // "prebuilt": node-llama-cpp's own binaries (one embedding input per evaluation).
+      this.logger.info({ gpu: llama.gpu || "none (CPU)", threads: this.threads(llama), cpuMathCores: llama.cpuMathCores, build: llama.buildType }, "llama.cpp ready");
       this.llamaInstance = llama;
       return llama;
     })();
@@ -92,7 +94,7 @@ export class LlamaEngine implements InferenceEngine {
   async embed(entry: ModelEntry, inputs: string[], signal: AbortSignal): Promise<EmbeddingResult> {
     const { loaded, release } = await this.acquire(entry);
     try {
-      return await embedInputs(await loaded.embedder(), loaded.model, inputs, signal);
+      return await embedInputs(await loaded.embedder(), inputs, signal);
     } finally {
       release();
     }
@@ -208,7 +210,7 @@ export class LlamaEngine implements InferenceEngine {
     return new LoadedModel(entry, llama, model, {
       threads,
       chat: this.options.chat,
-      embeddings: { contexts: this.options.embeddings.contexts, maxQueued: Number.MAX_SAFE_INTEGER },
+      embeddings: { ...this.options.embeddings, maxQueued: Number.MAX_SAFE_INTEGER },
       rerank: { contexts: this.options.rerank.contexts, maxQueued: Number.MAX_SAFE_INTEGER },
     });
   }

@@ -1,14 +1,16 @@
 /**
  * A model in memory and the contexts created for it on demand: one chat context with
- * several sequences, a small pool of embedding contexts, and a small pool of ranking
+ * several sequences, embedding contexts that evaluate many inputs together, and a small pool of ranking
  * contexts (rerankers).
  */
-import { resolveChatWrapper, type Llama, type LlamaContextSequence, type LlamaEmbeddingContext, type LlamaModel, type LlamaRankingContext } from "node-llama-cpp";
+import { resolveChatWrapper, type Llama, type LlamaContextSequence, type LlamaModel, type LlamaRankingContext } from "node-llama-cpp";
 import { invalidRequest } from "../errors.js";
 import type { ModelEntry } from "../models/model-registry.js";
 import type { ChatSlot } from "./chat-run.js";
 import { createBatchGather, DEFAULT_BATCH_GATHER } from "./batch-gather.js";
+import { EmbedBatcher } from "./embed-batcher.js";
 import { LeasePool } from "./lease-pool.js";
+import { LlamaEmbedWorker } from "./llama-embed-worker.js";
 import type { ModelKind } from "./types.js";
 
 /** The largest context an embedding or ranking context gets (the model's own, up to this). */
@@ -17,16 +19,18 @@ export const MAX_ENCODER_CONTEXT = 8192;
 export interface LoadedModelOptions {
   threads: number;
   chat: { contextSize: number; sequences: number; maxQueued: number; promptCache: boolean; batchWaitMs?: number };
-  embeddings: { contexts: number; maxQueued: number };
+  embeddings: { contexts: number; maxQueued: number; batchSequences?: number; batchTokens?: number };
   rerank: { contexts: number; maxQueued: number };
 }
 
 export interface EmbedSlot {
-  pool: LeasePool<LlamaEmbeddingContext>;
-  /** Contexts in the pool. */
-  size: number;
-  /** Longest input in tokens. */
+  batcher: EmbedBatcher;
+  /** Token ids of `text` as the model embeds it (beginning and end tokens included). */
+  tokenize(text: string): Uint32Array;
+  /** Inputs must be shorter than this, in tokens. */
   contextSize: number;
+  /** Whether several inputs share an evaluation (false with the prebuilt llama.cpp binding). */
+  batched: boolean;
 }
 
 export interface RankSlot {
@@ -131,18 +135,26 @@ export class LoadedModel {
   }
 
   private async createEmbedSlot(): Promise<EmbedSlot> {
-    const { contexts, maxQueued } = this.options.embeddings;
+    const { contexts, maxQueued, batchSequences = 32, batchTokens = 256 } = this.options.embeddings;
     const threads = Math.max(1, Math.floor(this.options.threads / contexts));
     const contextSize = Math.min(this.model.trainContextSize, MAX_ENCODER_CONTEXT);
-    const created: LlamaEmbeddingContext[] = [];
-    for (let i = 0; i < contexts; i++) created.push(await this.model.createEmbeddingContext({ contextSize, threads }));
-    const pool = new LeasePool(created, maxQueued, "embedding context");
-    this.pools.push(pool);
+    // Long-context embedders get fewer sequences: a decoder embedder keeps a cache per sequence.
+    const sequences = Math.max(1, Math.min(batchSequences, Math.floor(65536 / contextSize)));
+    const workers: LlamaEmbedWorker[] = [];
+    try {
+      for (let i = 0; i < contexts; i++) workers.push(await LlamaEmbedWorker.create(this.model, { maxInputTokens: contextSize, sequences, batchTokens, threads }));
+    } catch (error) {
+      for (const worker of workers) await worker.dispose();
+      throw error;
+    }
+    const batcher = new EmbedBatcher(workers, maxQueued);
+    this.pools.push(batcher);
     this.disposers.push(async () => {
-      pool.close();
-      for (const context of created) await context.dispose();
+      batcher.close();
+      for (const worker of workers) await worker.dispose();
     });
-    return { pool, size: created.length, contextSize };
+    const first = workers[0]!;
+    return { batcher, tokenize: (text) => first.tokenize(text), contextSize, batched: first.sequences > 1 };
   }
 
   private async createRankSlot(): Promise<RankSlot> {
