@@ -36,16 +36,10 @@ MODEL_LIMITED: dict[str, str] = {
         "json_object mode returns valid JSON (grammar-enforced), but SmolLM2-135M does not write "
         "the asked 'setup'/'punchline' keys; unconstrained, it does not write JSON at all."
     ),
-    "test_bind_runnables_as_tools": (
-        "The forced call is grammar-valid, but SmolLM2-135M keeps writing the free-text "
-        "`answer_style` string ('fantasy,mascot,jewel 1,504,...') until max_tokens; the server "
-        "rightly answers finish_reason 'length' with the cut arguments (as OpenAI does), which "
-        "LangChain files under invalid_tool_calls."
-    ),
     "test_unicode_tool_call_integration": (
         "Unicode survives (customer_name comes back as '你好啊集团'), but SmolLM2-135M keeps "
         "writing the free-text `description` until max_tokens, so the cut call is not a valid "
-        "tool call (finish_reason 'length', as above)."
+        "tool call (the server rightly answers finish_reason 'length' with the cut arguments, as OpenAI does)."
     ),
     "test_agent_loop": (
         "tool_choice 'auto' leaves the call to the model's own function calling; SmolLM2-135M "
