@@ -16,7 +16,7 @@ import type { DocumentRecord, DocumentStore } from "../store/document-store.js";
 import { sealContent, sealVector } from "./chunk-codec.js";
 import { chunkDocument } from "./chunking/chunk-document.js";
 import type { CorpusEvents } from "./corpus-events.js";
-import { parseDocument } from "./ingest/parse-document.js";
+import { ParserPool } from "./ingest/parse-document.js";
 import { ParseError } from "./ingest/types.js";
 import type { CorpusIndexes } from "./retrieval/corpus-indexes.js";
 
@@ -31,7 +31,7 @@ export interface IndexerOptions {
   embedBatch: number;
   /** Parser limits for hostile input. */
   parseTimeoutMs: number;
-  /** Heap limit of a parse worker, in MiB (default: `parseDocument`'s). */
+  /** Heap limit of a parse worker, in MiB (default: `ParserPool`'s). */
   parseMemoryMb?: number | undefined;
   /** URL of the parser module for the parse worker (bundled builds); default: beside the parser. */
   parserModule?: string | undefined;
@@ -54,11 +54,15 @@ export class Indexer {
   private wakeUp: (() => void) | null = null;
   private running: Promise<void> | null = null;
   private readonly abort = new AbortController();
+  /** Parse workers kept from one document to the next (starting one costs more than most parses). */
+  private readonly parsers: ParserPool;
 
   constructor(
     private readonly deps: IndexerDeps,
     private readonly options: IndexerOptions,
-  ) {}
+  ) {
+    this.parsers = new ParserPool({ ...(options.parseMemoryMb ? { maxMemoryMb: options.parseMemoryMb } : {}), ...(options.parserModule ? { parserModule: options.parserModule } : {}) });
+  }
 
   /** Requeues interrupted work and starts the loop. */
   start(): void {
@@ -77,6 +81,7 @@ export class Indexer {
     this.abort.abort();
     this.wake();
     await this.running;
+    await this.parsers.close();
   }
 
   private async loop(): Promise<void> {
@@ -122,11 +127,10 @@ export class Indexer {
     const cipher = await this.deps.keyring.cipher(corpusId);
     const bytes = await this.deps.blobs.read(corpusId, document.id);
     // The plaintext goes to the parse worker without a copy when it can (it is not needed here after).
-    const parsed = await parseDocument(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), document.format, {
+    const parsed = await this.parsers.parse(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), document.format, {
       timeoutMs: this.options.parseTimeoutMs,
-      maxMemoryMb: this.options.parseMemoryMb,
-      parserModule: this.options.parserModule,
       transfer: true,
+      signal: this.abort.signal,
     });
     if (bytes.byteLength > 0) bytes.fill(0); // a copy was parsed (the buffer could not be handed over)
     timings.pages = parsed.pageCount;

@@ -4,7 +4,7 @@ import { buildZipBomb } from "../../../test/fixtures/documents/build-zip-bomb.js
 import { assertOffsets, fixture } from "../../../test/fixtures/documents/document-assertions.js";
 import { endlessPdf, flateBombPdf, nestedHtml } from "../../../test/fixtures/documents/fixture-documents.js";
 import { detectFormat } from "./detect-format.js";
-import { parseDocument } from "./parse-document.js";
+import { parseDocument, ParserPool } from "./parse-document.js";
 import { ParseError, type ParseErrorCode } from "./types.js";
 
 /** Every hostile file must fail within this bound (the endless PDF within its own shorter timeout). */
@@ -116,5 +116,73 @@ describe("parseDocument (worker thread)", () => {
     );
     const open = process.getActiveResourcesInfo();
     assert.ok(!open.includes("Timeout") && !open.includes("MessagePort"), `nothing left open: ${open.join(", ")}`);
+  });
+});
+
+describe("ParserPool (workers kept between documents)", () => {
+  it("parses one document after another in the same worker, with the same results as a worker of their own", async (t) => {
+    const pool = new ParserPool();
+    t.after(() => pool.close());
+    for (const name of ["report.pdf", "report.docx", "page.html", "guide.md", "laporan-ms.txt", "report.pdf"]) {
+      const bytes = fixture(name);
+      const format = detectFormat(bytes, name)!;
+      assert.deepEqual(await pool.parse(bytes, format), await parseDocument(bytes, format), name);
+    }
+    assert.equal(pool.stats().started, 1, "one worker parsed all six");
+  });
+
+  it("fails a hostile document alone and replaces the worker it took down; the next document parses", async (t) => {
+    const pool = new ParserPool();
+    t.after(() => pool.close());
+    await assert.rejects(pool.parse(endlessPdf(), "pdf", { timeoutMs: 1500 }), { code: "parse_timeout" });
+    await assert.rejects(pool.parse(nestedHtml(100_000), "html"), { code: "document_too_complex" });
+    await assert.rejects(pool.parse(buildZipBomb({ inflatedBytes: 1.1 * GIB, declare: "lying" }), "docx"), { code: "document_too_large" });
+    assert.equal((await pool.parse(fixture("report.pdf"), "pdf")).format, "pdf");
+    // The timeout stopped the first worker; a refused document leaves its worker usable.
+    assert.equal(pool.stats().started, 2);
+  });
+
+  it("tries a document that runs out of memory in a used worker once more in a fresh one, then fails it", async (t) => {
+    const pool = new ParserPool({ maxMemoryMb: 128 });
+    t.after(() => pool.close());
+    await pool.parse(fixture("guide.md"), "md");
+    await assert.rejects(pool.parse(Buffer.from("word\n\n".repeat(8_000_000)), "txt"), { code: "document_too_complex" });
+    assert.equal(pool.stats().started, 2, "the first worker, then a fresh one for the retry");
+    assert.equal((await pool.parse(fixture("guide.md"), "md")).format, "md");
+    assert.equal(pool.stats().started, 3, "the retry's worker died too; the next document gets a new one");
+  });
+
+  it("replaces a worker after maxJobsPerWorker documents and lets an idle one exit", async (t) => {
+    const pool = new ParserPool({ maxJobsPerWorker: 2, idleMs: 200 });
+    t.after(() => pool.close());
+    for (let i = 0; i < 5; i++) await pool.parse(fixture("guide.md"), "md");
+    assert.equal(pool.stats().started, 3);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    assert.equal(pool.stats().running, 0, "the idle worker exited");
+    await pool.parse(fixture("guide.md"), "md");
+    assert.equal(pool.stats().started, 4);
+  });
+
+  it("parses up to `size` documents at once and queues the rest in order", async (t) => {
+    const pool = new ParserPool({ size: 2 });
+    t.after(() => pool.close());
+    const names = ["report.pdf", "report.docx", "page.html", "guide.md", "laporan-ms.txt"];
+    const results = await Promise.all(names.map((name) => pool.parse(fixture(name), detectFormat(fixture(name), name)!)));
+    assert.deepEqual(results.map((r) => r.format), ["pdf", "docx", "html", "md", "txt"]);
+    assert.equal(pool.stats().started, 2);
+  });
+
+  it("drops a queued document whose signal aborts, without touching the running one; close rejects the rest", async () => {
+    const pool = new ParserPool();
+    const running = pool.parse(fixture("report.pdf"), "pdf");
+    const controller = new AbortController();
+    const queued = pool.parse(fixture("guide.md"), "md", { signal: controller.signal });
+    controller.abort(new Error("upload cancelled"));
+    await assert.rejects(queued, /upload cancelled/);
+    assert.equal((await running).format, "pdf");
+    const outcomes = Promise.allSettled([pool.parse(endlessPdf(), "pdf"), pool.parse(fixture("guide.md"), "md")]);
+    await pool.close();
+    assert.deepEqual((await outcomes).map((o) => (o.status === "rejected" ? (o.reason as Error).message : "parsed")), ["The parser pool is closed.", "The parser pool is closed."]);
+    await assert.rejects(pool.parse(fixture("guide.md"), "md"), /closed/);
   });
 });
