@@ -1,10 +1,18 @@
 /**
- * Retrieval at scale, in its own process: N chunks (random unit vectors, text drawn
- * from an English/Malay vocabulary) sealed into a real encrypted store; then the time
- * and memory to open the corpus (decrypt + build the in-memory LanceDB table and
- * full-text index) and the latency of searches; with a rerank model, also of a hybrid
+ * Retrieval at scale, in its own process: N chunks sealed into a real encrypted store as
+ * the indexer stores them (content, vector, keyword analysis); then the time and memory to
+ * open the corpus (decrypt + build the in-memory LanceDB table and full-text index), the
+ * time until its vector index is built in the background, the latency of searches after
+ * that, and their recall@10 against exact search; with a rerank model, also of a hybrid
  * search whose best 30 candidates a cross-encoder rescores (node-llama-cpp ranking context,
  * 2 threads). Usage: rag-scale.ts N DIMENSIONS [RERANK_GGUF] → JSON.
+ *
+ * The data imitates a corpus rather than noise: chunks come in topics of 50 (a chunk's
+ * vector is its topic's direction plus isotropic noise of the same norm, so chunks of a
+ * topic have cosine ≈ 0.5 and the 10 nearest are near-ties among 50), words follow Zipf's
+ * law over a 20k-word vocabulary, and a question is near a topic and uses words of one of
+ * its chunks. Uniform random vectors have no nearest neighbours worth the name: no vector
+ * index holds recall on them, and no embedding model produces them.
  */
 import { mkdtempSync } from "node:fs";
 import os from "node:os";
@@ -14,7 +22,8 @@ import { LlamaEngine } from "../src-server/engine/llama-engine.js";
 import { newId } from "../src-server/ids.js";
 import { readGgufSummary } from "../src-server/models/gguf-summary.js";
 import type { ModelEntry } from "../src-server/models/model-registry.js";
-import { sealContent, sealVector } from "../src-server/rag/chunk-codec.js";
+import { sealContent, sealTerms, sealVector } from "../src-server/rag/chunk-codec.js";
+import { analyzeChunk } from "../src-server/rag/retrieval/keyword-analysis.js";
 import { CorpusIndexes } from "../src-server/rag/retrieval/corpus-indexes.js";
 import type { SearchMode } from "../src-server/rag/retrieval/corpus-index.js";
 import { CorpusKeyring } from "../src-server/security/corpus-keyring.js";
@@ -40,11 +49,30 @@ const WORDS = (
 
 let seed = 12345;
 const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
-const sentence = (n: number) => Array.from({ length: n }, () => WORDS[Math.floor(random() * WORDS.length)]).join(" ");
-function unitVector(): Float32Array {
+const gaussian = () => Math.sqrt(-2 * Math.log(random() + 1e-12)) * Math.cos(2 * Math.PI * random());
+/** The vocabulary: the real words first (the commonest), then made-up ones. */
+const VOCABULARY = [...WORDS, ...Array.from({ length: 20_000 - WORDS.length }, (_, i) => `kata${i.toString(36)}`)];
+const zipf = new Float64Array(VOCABULARY.length);
+zipf.reduce((sum, _, i) => (zipf[i] = sum + 1 / (i + 1)), 0);
+function word(): string {
+  const x = random() * zipf.at(-1)!;
+  let lo = 0;
+  let hi = zipf.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (zipf[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return VOCABULARY[lo]!;
+}
+const sentence = (n: number) => Array.from({ length: n }, word).join(" ");
+const CHUNKS_PER_TOPIC = 50;
+const topics = Array.from({ length: Math.max(1, Math.round(N / CHUNKS_PER_TOPIC)) }, () => Float32Array.from({ length: DIM }, gaussian));
+/** A unit vector near `topic`'s direction: direction and noise of equal norm. */
+function near(topic: Float32Array): Float32Array {
   const v = new Float32Array(DIM);
   let norm = 0;
-  for (let i = 0; i < DIM; i++) norm += (v[i] = random() - 0.5) ** 2;
+  for (let i = 0; i < DIM; i++) norm += (v[i] = topic[i]! + gaussian()) ** 2;
   norm = Math.sqrt(norm);
   for (let i = 0; i < DIM; i++) v[i]! /= norm;
   return v;
@@ -61,18 +89,25 @@ const corpusId = newId("corp_");
 corpora.insert({ id: corpusId, workspaceId: "ws_default", name: "scale", chunking: "fixed", embeddingModel: "synthetic", dimensions: DIM, embeddingPrompts: { query: "", document: "" }, rerankModel: null, retentionDays: 30, metadata: {}, createdAt: 0, updatedAt: 0 }, await keyring.create(corpusId));
 const cipher = await keyring.cipher(corpusId);
 
-const perDocument = 1000;
+const perDocument = Math.min(1000, N / 50);
 const texts = new Map<string, string>();
+/** Chunks questions are asked about: their topic and text. */
+const samples: { topic: number; text: string }[] = [];
+/** The documents a restricted search asks for. */
+const filterDocuments: string[] = [];
 const writeStarted = performance.now();
 for (let d = 0; d < N / perDocument; d++) {
   const documentId = newId("doc_");
+  if (filterDocuments.length < 2) filterDocuments.push(documentId);
   documents.insert({ id: documentId, corpusId, filename: `doc-${d}.md`, contentType: "text/markdown", format: "md", bytes: 1, sha256: documentId.padEnd(64, "0"), status: "processing", error: null, pageCount: null, chunkCount: 0, metadata: {}, attempts: 1, createdAt: d, updatedAt: d, indexedAt: null });
   const sealed: SealedChunk[] = [];
   for (let i = 0; i < perDocument; i++) {
     const id = newId("chk_");
     const text = `${sentence(12)}. ${sentence(20)}. ${sentence(15)}.`;
     if (RERANKER) texts.set(id, text);
-    sealed.push({ id, corpusId, documentId, index: i, start: 0, end: text.length, pageStart: null, pageEnd: null, tokenCount: 60, content: sealContent(cipher, id, { text, headingPath: [] }), vector: sealVector(cipher, id, unitVector()) });
+    const topic = Math.floor((d * perDocument + i) / CHUNKS_PER_TOPIC) % topics.length;
+    if (random() < 0.002 && samples.length < 100) samples.push({ topic, text });
+    sealed.push({ id, corpusId, documentId, index: i, start: 0, end: text.length, pageStart: null, pageEnd: null, tokenCount: 60, content: sealContent(cipher, id, { text, headingPath: [] }), vector: sealVector(cipher, id, near(topics[topic]!)), terms: sealTerms(cipher, id, analyzeChunk(text)) });
   }
   chunks.commitDocument(documentId, sealed, null, d);
 }
@@ -85,18 +120,44 @@ const rssBefore = process.memoryUsage().rss;
 const openStarted = performance.now();
 const index = await indexes.get(corpusId);
 const openSeconds = (performance.now() - openStarted) / 1000;
+await index.vectorIndexBuilt();
+const vectorIndexSeconds = (performance.now() - openStarted) / 1000 - openSeconds;
 global.gc?.();
 const rssAfter = process.memoryUsage().rss;
 
+/** Questions: near a sampled chunk's topic, in three of its words. */
+const questions = Array.from({ length: 100 }, (_, q) => {
+  const sample = samples[q % samples.length]!;
+  const words = sample.text.replace(/\./g, "").split(" ");
+  const start = Math.floor(random() * (words.length - 3));
+  return { text: words.slice(start, start + 3).join(" "), vector: near(topics[sample.topic]!) };
+});
 const latency: Record<string, { p50: number; p95: number }> = {};
+const recallAt10: Record<string, number> = {};
 for (const mode of ["vector", "keyword", "hybrid"] as SearchMode[]) {
   const times: number[] = [];
-  for (let q = 0; q < 100; q++) {
+  let found = 0;
+  for (const question of questions) {
     const started = performance.now();
-    await index.search({ mode, text: sentence(4), vector: unitVector(), topK: 5 });
+    const hits = await index.search({ mode, ...question, topK: 10 });
     times.push(performance.now() - started);
+    if (mode !== "keyword") {
+      const exact = new Set((await index.search({ mode, ...question, topK: 10, exact: true })).map((h) => h.chunkId));
+      found += hits.filter((h) => exact.has(h.chunkId)).length / Math.max(1, exact.size);
+    }
   }
   latency[mode] = { p50: percentile(times, 50), p95: percentile(times, 95) };
+  if (mode !== "keyword") recallAt10[mode] = found / questions.length;
+}
+{
+  // Restricted to two documents (2% of the corpus): exact over theirs.
+  const times: number[] = [];
+  for (const question of questions.slice(0, 50)) {
+    const started = performance.now();
+    await index.search({ mode: "hybrid", ...question, topK: 10, documentIds: filterDocuments });
+    times.push(performance.now() - started);
+  }
+  latency["hybrid, 2 documents"] = { p50: percentile(times, 50), p95: percentile(times, 95) };
 }
 if (RERANKER) {
   const engine = new LlamaEngine({ gpu: "cpu", threads: 2, idleUnloadSeconds: 0, chat: { contextSize: 512, sequences: 1, maxQueued: 1, promptCache: true }, embeddings: { contexts: 1 }, rerank: { contexts: 1 } }, pino({ level: "silent" }));
@@ -105,9 +166,9 @@ if (RERANKER) {
   await engine.rerank(entry, "warm up", ["the model loads"], signal);
   const times: number[] = [];
   for (let q = 0; q < 20; q++) {
-    const text = sentence(4);
+    const { text, vector } = questions[q]!;
     const started = performance.now();
-    const hits = await index.search({ mode: "hybrid", text, vector: unitVector(), topK: RERANK_CANDIDATES });
+    const hits = await index.search({ mode: "hybrid", text, vector, topK: RERANK_CANDIDATES });
     await engine.rerank(entry, text, hits.map((h) => texts.get(h.chunkId)!), signal);
     times.push(performance.now() - started);
   }
@@ -116,4 +177,4 @@ if (RERANKER) {
 }
 await indexes.close();
 db.close();
-process.stdout.write(JSON.stringify({ chunks: await Promise.resolve(N), dimensions: DIM, writeSeconds, openSeconds, memoryMb: (rssAfter - rssBefore) / 1048576, latency }));
+process.stdout.write(JSON.stringify({ chunks: N, dimensions: DIM, writeSeconds, openSeconds, vectorIndexSeconds, approximate: index.approximate, memoryMb: (rssAfter - rssBefore) / 1048576, latency, recallAt10 }));

@@ -13,7 +13,8 @@ import type { EncryptedBlobStore } from "../security/encrypted-blob-store.js";
 import type { ChunkStore, SealedChunk } from "../store/chunk-store.js";
 import type { CorpusStore } from "../store/corpus-store.js";
 import type { DocumentRecord, DocumentStore } from "../store/document-store.js";
-import { sealContent, sealVector } from "./chunk-codec.js";
+import { sealContent, sealTerms, sealVector } from "./chunk-codec.js";
+import { analyzeChunk } from "./retrieval/keyword-analysis.js";
 import { chunkDocument } from "./chunking/chunk-document.js";
 import type { CorpusEvents } from "./corpus-events.js";
 import { ParserPool } from "./ingest/parse-document.js";
@@ -167,6 +168,7 @@ export class Indexer {
         (done) => progress("embedding", done, drafts.length),
       );
       progress("storing", drafts.length, drafts.length);
+      const analysed = drafts.map((d) => analyzeChunk(d.text));
       const sealed: SealedChunk[] = drafts.map((draft, i) => {
         const id = newId("chk_");
         return {
@@ -181,12 +183,13 @@ export class Indexer {
           tokenCount: draft.tokenCount,
           content: sealContent(cipher, id, { text: draft.text, headingPath: draft.headingPath, ...(draft.pageBreaks.length > 0 ? { pageBreaks: draft.pageBreaks } : {}) }),
           vector: sealVector(cipher, id, vectors[i]!),
+          terms: sealTerms(cipher, id, analysed[i]!),
         };
       });
       if (this.abort.signal.aborted) throw new Error("indexer stopping");
       if (!this.deps.documents.getById(document.id)) return; // deleted meanwhile
       this.deps.chunks.commitDocument(document.id, sealed, parsed.pageCount, nowSeconds());
-      await this.deps.indexes.addChunks(corpusId, drafts.map((d, i) => ({ id: sealed[i]!.id, documentId: document.id, text: d.text, vector: vectors[i]! })));
+      await this.deps.indexes.addChunks(corpusId, sealed.map((c, i) => ({ id: c.id, documentId: document.id, vector: vectors[i]!, ...analysed[i]! })));
       lap("storeMs");
       this.deps.events.publish(corpusId, { type: "document.status", documentId: document.id, status: "indexed", error: null, chunkCount: sealed.length, timings });
     } finally {

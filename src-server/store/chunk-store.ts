@@ -18,6 +18,17 @@ export interface SealedChunk {
   content: Buffer;
   /** Sealed little-endian float32 vector. */
   vector: Buffer;
+  /** Sealed keyword analysis (`ChunkTerms`); null for chunks stored before it was kept. */
+  terms?: Buffer | null;
+}
+
+/** What rebuilding a corpus's index reads of a chunk: its content only when no analysis is stored. */
+export interface IndexSource {
+  id: string;
+  documentId: string;
+  vector: Buffer;
+  terms: Buffer | null;
+  content: Buffer | null;
 }
 
 interface ChunkRow {
@@ -32,6 +43,7 @@ interface ChunkRow {
   token_count: number;
   content: Buffer;
   vector: Buffer;
+  terms: Buffer | null;
 }
 
 const toSealed = (r: ChunkRow): SealedChunk => ({
@@ -46,6 +58,7 @@ const toSealed = (r: ChunkRow): SealedChunk => ({
   tokenCount: r.token_count,
   content: r.content,
   vector: r.vector,
+  terms: r.terms,
 });
 
 export class ChunkStore {
@@ -57,12 +70,12 @@ export class ChunkStore {
    */
   commitDocument(documentId: string, chunks: SealedChunk[], pageCount: number | null, now: number): void {
     const insert = this.db.prepare(
-      `INSERT INTO chunks (id, corpus_id, document_id, idx, start_offset, end_offset, page_start, page_end, token_count, content, vector)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO chunks (id, corpus_id, document_id, idx, start_offset, end_offset, page_start, page_end, token_count, content, vector, terms)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.db.transaction(() => {
       this.db.prepare("DELETE FROM chunks WHERE document_id = ?").run(documentId);
-      for (const c of chunks) insert.run(c.id, c.corpusId, c.documentId, c.index, c.start, c.end, c.pageStart, c.pageEnd, c.tokenCount, c.content, c.vector);
+      for (const c of chunks) insert.run(c.id, c.corpusId, c.documentId, c.index, c.start, c.end, c.pageStart, c.pageEnd, c.tokenCount, c.content, c.vector, c.terms ?? null);
       this.db
         .prepare("UPDATE documents SET status = 'indexed', chunk_count = ?, page_count = ?, error_code = NULL, error_message = NULL, indexed_at = ?, updated_at = ? WHERE id = ?")
         .run(chunks.length, pageCount, now, now, documentId);
@@ -82,6 +95,36 @@ export class ChunkStore {
       if (rows.length < pageSize) return;
       after = rows.at(-1)!.id;
     }
+  }
+
+  /**
+   * A corpus's chunks as its in-memory index is built from them, in pages like
+   * `iterateCorpus`; the content is read only where no keyword analysis is stored.
+   */
+  *iterateIndexSources(corpusId: string, pageSize = 5000): Generator<IndexSource> {
+    const page = this.db.prepare(
+      "SELECT id, document_id, vector, terms, CASE WHEN terms IS NULL THEN content END AS content FROM chunks WHERE corpus_id = ? AND id > ? ORDER BY id LIMIT ?",
+    );
+    let after = "";
+    for (;;) {
+      const rows = page.all(corpusId, after, pageSize) as { id: string; document_id: string; vector: Buffer; terms: Buffer | null; content: Buffer | null }[];
+      for (const r of rows) yield { id: r.id, documentId: r.document_id, vector: r.vector, terms: r.terms, content: r.content };
+      if (rows.length < pageSize) return;
+      after = rows.at(-1)!.id;
+    }
+  }
+
+  /** A chunk's sealed content (undefined when it no longer exists). */
+  contentOf(id: string): Buffer | undefined {
+    return (this.db.prepare("SELECT content FROM chunks WHERE id = ?").get(id) as { content: Buffer } | undefined)?.content;
+  }
+
+  /** Stores keyword analyses made for chunks that had none (chunks deleted meanwhile are skipped). */
+  setTerms(rows: readonly { id: string; terms: Buffer }[]): void {
+    const update = this.db.prepare("UPDATE chunks SET terms = ? WHERE id = ?");
+    this.db.transaction(() => {
+      for (const r of rows) update.run(r.terms, r.id);
+    })();
   }
 
   byIds(ids: string[]): SealedChunk[] {

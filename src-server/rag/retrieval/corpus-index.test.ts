@@ -117,3 +117,66 @@ describe("CorpusIndex (in-memory LanceDB)", () => {
     assert.equal(none.bestSimilarity, null);
   });
 });
+
+describe("CorpusIndex at scale (vector index built in the background)", () => {
+  const DIM = 32;
+  const TOPICS = 400;
+  let seed = 99;
+  const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  const centres = Array.from({ length: TOPICS }, () => Array.from({ length: DIM }, () => random() - 0.5));
+  /** A vector near topic `t`'s centre: corpora cluster by subject, and so do real embeddings. */
+  const near = (t: number) => unit(centres[t]!.map((c) => c + (random() - 0.5) * 0.5));
+  const N = 24_000; // above the size that gets a vector index
+  const many: IndexedChunk[] = Array.from({ length: N }, (_, i) => ({ id: `chk_${i}`, documentId: `doc_${Math.floor(i / 40)}`, terms: `t${i % TOPICS} w${i}`, language: "en", vector: near(i % TOPICS) }));
+  let db: lancedb.Connection;
+  let index: CorpusIndex;
+  before(async () => {
+    db = await lancedb.connect("memory://");
+    index = await CorpusIndex.open(db, "corp_scale", many);
+  });
+  after(() => index.close());
+
+  it("answers exactly while the vector index builds, and through it once built, with the same results as exact search", async () => {
+    const queries = Array.from({ length: 20 }, (_, q) => near((q * 37) % TOPICS));
+    const exact = await Promise.all(queries.map((vector) => index.search({ mode: "vector", text: "", vector, topK: 10, exact: true })));
+    await index.vectorIndexBuilt();
+    assert.equal(index.approximate, true, "a 24k-chunk corpus gets a vector index");
+    let found = 0;
+    for (const [q, vector] of queries.entries()) {
+      const hits = await index.search({ mode: "vector", text: "", vector, topK: 10 });
+      assert.equal(hits.length, 10);
+      const truth = new Set(exact[q]!.map((h) => h.chunkId));
+      found += hits.filter((h) => truth.has(h.chunkId)).length;
+      // Similarities are the full vectors' (refined), not the quantized codes'.
+      for (const hit of hits) {
+        const exactHit = exact[q]!.find((h) => h.chunkId === hit.chunkId);
+        if (exactHit) assert.ok(Math.abs(exactHit.similarity! - hit.similarity!) < 1e-5);
+      }
+    }
+    assert.ok(found / 200 >= 0.9, `recall@10 ${found / 200}`);
+  });
+
+  it("finds every chunk of the documents a search is restricted to, whatever partitions they fall in", async () => {
+    await index.vectorIndexBuilt();
+    const hits = await index.search({ mode: "vector", text: "", vector: near(7), topK: 100, documentIds: ["doc_3", "doc_500"] });
+    assert.equal(hits.length, 80);
+    assert.deepEqual(new Set(hits.map((h) => h.documentId)), new Set(["doc_3", "doc_500"]));
+  });
+
+  it("finds chunks added after the index was built and forgets deleted ones", async () => {
+    await index.vectorIndexBuilt();
+    const vector = unit(Array.from({ length: DIM }, (_, i) => (i === 3 ? 1 : 0.01)));
+    await index.add([{ id: "chk_new", documentId: "doc_new", text: "a late addition about durian", vector }]);
+    assert.equal((await index.search({ mode: "vector", text: "", vector, topK: 1 }))[0]?.chunkId, "chk_new");
+    assert.equal((await index.search({ mode: "keyword", text: "durian", vector: null, topK: 1 }))[0]?.chunkId, "chk_new");
+    await index.removeDocument("doc_new");
+    await index.removeDocument("doc_0");
+    const after = await index.search({ mode: "vector", text: "", vector, topK: 50 });
+    assert.ok(!after.some((h) => h.chunkId === "chk_new" || h.documentId === "doc_0"));
+    assert.equal(await index.count(), N - 40);
+  });
+
+  it("refuses a chunk whose vector has another dimension", async () => {
+    await assert.rejects(index.add([{ id: "chk_bad", documentId: "doc_bad", text: "x", vector: new Float32Array(DIM + 1) }, { id: "chk_bad2", documentId: "doc_bad", text: "y", vector: new Float32Array(DIM) }]), /dimensions/);
+  });
+});

@@ -1,20 +1,17 @@
 /**
  * One corpus's query engine: an in-memory LanceDB table (vector column + full-text
- * index) built from decrypted chunks and kept in step with indexing and deletion.
- * Nothing of it touches the disk.
+ * index, and an IVF_RQ vector index once the corpus is large) built from decrypted
+ * chunks and kept in step with indexing and deletion. Nothing of it touches the disk.
  */
 import * as lancedb from "@lancedb/lancedb";
+import * as arrow from "apache-arrow";
 import { analyzeChunk, analyzeQueryWithLanguage, type KeywordLanguage } from "./keyword-analysis.js";
 import { fuseScores, type HybridFusion } from "./score-fusion.js";
 
 export type SearchMode = "hybrid" | "vector" | "keyword";
 
-export interface IndexedChunk {
-  id: string;
-  documentId: string;
-  text: string;
-  vector: Float32Array;
-}
+/** A chunk to index: with its keyword analysis (`analyzeChunk`), or its text to analyse. */
+export type IndexedChunk = { id: string; documentId: string; vector: Float32Array } & ({ text: string } | { terms: string; language: KeywordLanguage });
 
 export interface SearchHit {
   chunkId: string;
@@ -36,6 +33,8 @@ export interface SearchRequest {
   fusion?: HybridFusion | undefined;
   /** Hybrid mode: whether chunks holding a rare query term are kept in the results (default true). */
   keepRareTerms?: boolean | undefined;
+  /** Compare the query with every chunk rather than through the vector index (the reference the index is measured against). */
+  exact?: boolean | undefined;
 }
 
 export type { HybridFusion } from "./score-fusion.js";
@@ -80,20 +79,57 @@ const SAFE_ID = /^[A-Za-z0-9_-]+$/;
  */
 const ftsIndex = () => lancedb.Index.fts({ baseTokenizer: "whitespace", lowercase: false, asciiFolding: false, stem: false, removeStopWords: false, withPosition: false, maxTokenLength: 64 });
 
-interface Row {
-  id: string;
-  document_id: string;
-  /** The chunk's analysed terms, space-separated (not its text: nothing here needs it). */
-  terms: string;
-  /** The chunk's language as keyword analysis detected it. */
-  language: KeywordLanguage;
-  /** Float32Array goes to Arrow as is: no per-number JS arrays for 100k-chunk corpora. */
-  vector: Float32Array;
+/**
+ * The vector index: IVF partitions with RaBitQ codes (1 bit per dimension, 12.8 MB per
+ * 100k 1024-dim chunks beside the vectors themselves), searched in `ANN_PROBE_SHARE` of the
+ * partitions and the best `ANN_REFINE`× candidates re-scored on the full vectors. Below
+ * `ANN_MIN_ROWS` chunks an exact search is as fast. Chosen by measurement (`bench/rag-scale.ts`,
+ * docs/ARCHITECTURE.md): IVF_PQ took 10× longer to build and searched slower at the same recall.
+ */
+const ANN_MIN_ROWS = 20_000;
+const ANN_PROBE_SHARE = 0.75;
+/** Partitions per √rows: fewer, larger partitions than LanceDB's default √rows held recall with fewer probes. */
+const ANN_PARTITIONS_PER_SQRT_ROWS = 1 / 3;
+const ANN_REFINE = 10;
+/** Rows go to LanceDB in Arrow batches of this many (a 1024-dim batch is 41 MB of vectors). */
+const LOAD_BATCH = 10_000;
+/**
+ * LanceDB's legacy file format: measured in memory at 100k 1024-dim chunks, an exact vector
+ * search took 45 ms on it against 370–470 ms on format 2.x, and loading was faster.
+ */
+const TABLE_OPTIONS = { dataStorageVersion: "legacy" } as const;
+
+/** The chunks as one Arrow table: the vectors in one Float32Array behind a fixed-size list. */
+function toArrow(chunks: readonly IndexedChunk[]): { table: arrow.Table; terms: string[]; languages: KeywordLanguage[] } {
+  const dimensions = chunks[0]!.vector.length;
+  const vectors = new Float32Array(chunks.length * dimensions);
+  const terms: string[] = [];
+  const languages: KeywordLanguage[] = [];
+  chunks.forEach((c, i) => {
+    if (c.vector.length !== dimensions) throw new Error(`chunk ${c.id} has ${c.vector.length} dimensions, not ${dimensions}`);
+    vectors.set(c.vector, i * dimensions);
+    const analysed = "terms" in c ? c : analyzeChunk(c.text);
+    terms.push(analysed.terms);
+    languages.push(analysed.language);
+  });
+  const item = new arrow.Float32();
+  const vectorType = new arrow.FixedSizeList(dimensions, new arrow.Field("item", item, true));
+  const table = new arrow.Table({
+    id: arrow.vectorFromArray(chunks.map((c) => c.id), new arrow.Utf8()),
+    document_id: arrow.vectorFromArray(chunks.map((c) => c.documentId), new arrow.Utf8()),
+    terms: arrow.vectorFromArray(terms, new arrow.Utf8()),
+    language: arrow.vectorFromArray(languages, new arrow.Utf8()),
+    vector: arrow.makeVector(arrow.makeData({ type: vectorType, length: chunks.length, nullCount: 0, child: arrow.makeData({ type: item, length: vectors.length, nullCount: 0, data: vectors }) })),
+  });
+  return { table, terms, languages };
 }
 
 export class CorpusIndex {
   private table: lancedb.Table | null = null;
   private unoptimizedRows = 0;
+  private rows = 0;
+  /** The vector index: none yet, being built in the background, or in use. */
+  private vectorIndex: { state: "none" } | { state: "building"; built: Promise<void> } | { state: "ready"; partitions: number } = { state: "none" };
   /** In how many chunks each analysed term occurs (to spot rare query terms without a search). */
   private readonly termChunks = new Map<string, number>();
   /** Each chunk's language (to weigh the keyword signal by the question's). */
@@ -104,17 +140,70 @@ export class CorpusIndex {
     private readonly name: string,
   ) {}
 
-  /** An index holding `chunks` (may be empty). */
+  /**
+   * An index holding `chunks` (may be empty), searchable when this resolves. A large
+   * corpus's vector index is then built in the background (`vectorIndexBuilt`); until it
+   * is ready, vector search compares with every chunk.
+   */
   static async open(db: lancedb.Connection, corpusId: string, chunks: Iterable<IndexedChunk>): Promise<CorpusIndex> {
     const index = new CorpusIndex(db, corpusId);
-    const batch: IndexedChunk[] = [];
-    for (const chunk of chunks) {
-      batch.push(chunk);
-      if (batch.length >= 5000) await index.add(batch.splice(0), false);
+    // LanceDB writes a batch on its own threads while the next one is read and decrypted.
+    let writing: Promise<void> = Promise.resolve();
+    let batch: IndexedChunk[] = [];
+    const flush = async () => {
+      const table = index.prepare(batch);
+      batch = [];
+      await writing;
+      writing = index.write(table);
+    };
+    try {
+      try {
+        for (const chunk of chunks) {
+          batch.push(chunk);
+          if (batch.length >= LOAD_BATCH) await flush();
+        }
+        if (batch.length > 0) await flush();
+      } finally {
+        await writing;
+      }
+      // The indexes once, over all rows (folding batches into them one by one cost twice as much).
+      await index.createIndexes();
+    } catch (error) {
+      // A chunk that does not decrypt, or a failed write: nothing half-built stays behind.
+      await index.close().catch(() => undefined);
+      throw error;
     }
-    await index.add(batch, false);
-    await index.optimize();
+    index.buildVectorIndexIfDue();
     return index;
+  }
+
+  /** Resolves once the vector index a large corpus gets is built (at once when there is none to build). */
+  async vectorIndexBuilt(): Promise<void> {
+    if (this.vectorIndex.state === "building") await this.vectorIndex.built;
+  }
+
+  /** Whether vector search goes through the ANN index (false: exact search). */
+  get approximate(): boolean {
+    return this.vectorIndex.state === "ready";
+  }
+
+  /** Starts building the vector index once the corpus is large enough; searches stay exact meanwhile. */
+  private buildVectorIndexIfDue(): void {
+    if (this.vectorIndex.state !== "none" || !this.table || this.rows < ANN_MIN_ROWS) return;
+    const table = this.table;
+    const partitions = Math.max(1, Math.round(Math.sqrt(this.rows) * ANN_PARTITIONS_PER_SQRT_ROWS));
+    const built = table
+      .createIndex("vector", { config: lancedb.Index.ivfRq({ distanceType: "cosine", numPartitions: partitions }) })
+      .then(
+        () => {
+          if (this.table === table) this.vectorIndex = { state: "ready", partitions };
+        },
+        () => {
+          // Exact search keeps working; the next addition tries again.
+          if (this.table === table) this.vectorIndex = { state: "none" };
+        },
+      );
+    this.vectorIndex = { state: "building", built };
   }
 
   async count(): Promise<number> {
@@ -122,24 +211,54 @@ export class CorpusIndex {
   }
 
   /** Adds chunks; the full-text index is refreshed once enough rows are unindexed. */
-  async add(chunks: IndexedChunk[], optimize = true): Promise<void> {
+  async add(chunks: IndexedChunk[]): Promise<void> {
     if (chunks.length === 0) return;
-    const rows: Row[] = chunks.map((c) => {
-      const analysed = analyzeChunk(c.text);
-      return { id: c.id, document_id: c.documentId, terms: analysed.terms, language: analysed.language, vector: c.vector };
+    // Not while the vector index is being built: the two would race on the table's versions.
+    if (this.vectorIndex.state === "building") await this.vectorIndex.built;
+    const created = this.table === null;
+    const table = this.prepare(chunks);
+    try {
+      await this.write(table);
+    } catch (error) {
+      const terms = table.getChild("terms")!;
+      chunks.forEach((c, i) => {
+        this.languages.delete(c.id);
+        this.countTerms(terms.get(i) as string, -1);
+      });
+      throw error;
+    }
+    if (created) await this.createIndexes();
+    else if (this.unoptimizedRows >= 2000) await this.optimize();
+    this.buildVectorIndexIfDue();
+  }
+
+  /** The chunks as an Arrow table, their terms counted and languages noted. */
+  private prepare(chunks: readonly IndexedChunk[]): arrow.Table {
+    const { table, terms, languages } = toArrow(chunks);
+    chunks.forEach((c, i) => {
+      this.countTerms(terms[i]!, 1);
+      this.languages.set(c.id, languages[i]!);
     });
-    for (const row of rows) {
-      this.countTerms(row.terms, 1);
-      this.languages.set(row.id, row.language);
-    }
+    return table;
+  }
+
+  private async write(table: arrow.Table): Promise<void> {
     if (!this.table) {
-      this.table = await this.db.createTable(this.name, rows as unknown as Record<string, unknown>[]);
-      await this.table.createIndex("terms", { config: ftsIndex() });
+      this.table = await this.db.createTable(this.name, table, TABLE_OPTIONS);
     } else {
-      await this.table.add(rows as unknown as Record<string, unknown>[]);
-      this.unoptimizedRows += rows.length;
+      await this.table.add(table);
+      this.unoptimizedRows += table.numRows;
     }
-    if (optimize && this.unoptimizedRows >= 2000) await this.optimize();
+    this.rows += table.numRows;
+  }
+
+  /** The full-text index, and the scalar indexes deletions and hybrid scoring's id lookups use. */
+  private async createIndexes(): Promise<void> {
+    if (!this.table) return;
+    await this.table.createIndex("terms", { config: ftsIndex() });
+    await this.table.createIndex("id", { config: lancedb.Index.btree() });
+    await this.table.createIndex("document_id", { config: lancedb.Index.btree() });
+    this.unoptimizedRows = 0;
   }
 
   async removeDocument(documentId: string): Promise<void> {
@@ -147,6 +266,7 @@ export class CorpusIndex {
     if (!this.table) return;
     const rows = (await this.table.query().where(`document_id = '${documentId}'`).select(["id", "terms"]).toArray()) as { id: string; terms: string }[];
     await this.table.delete(`document_id = '${documentId}'`);
+    this.rows -= rows.length;
     for (const row of rows) {
       this.countTerms(row.terms, -1);
       this.languages.delete(row.id);
@@ -162,9 +282,11 @@ export class CorpusIndex {
     }
   }
 
-  /** Folds recently added rows into the full-text index (unindexed rows are still searched, only slower). */
+  /** Folds recently added rows into the indexes (unindexed rows are still searched, only slower). */
   async optimize(): Promise<void> {
     if (!this.table) return;
+    // Not while the vector index is being built: the two would race on the table's versions.
+    if (this.vectorIndex.state === "building") await this.vectorIndex.built;
     await this.table.optimize();
     this.unoptimizedRows = 0;
   }
@@ -174,8 +296,9 @@ export class CorpusIndex {
     if (request.documentIds?.length === 0) return [];
     const where = request.documentIds ? `document_id IN (${request.documentIds.filter((id) => SAFE_ID.test(id)).map((id) => `'${id}'`).join(",")})` : undefined;
     const { terms, words, language: queryLanguage } = request.mode === "vector" ? { terms: [], words: [], language: null } : analyzeQueryWithLanguage(request.text);
+    const exact = request.exact === true;
     if (request.mode === "vector" || (request.mode === "hybrid" && terms.length === 0)) {
-      return request.vector ? await this.vectorSearch(request.vector, request.topK, where) : [];
+      return request.vector ? await this.vectorSearch(request.vector, request.topK, where, exact) : [];
     }
     if (request.mode === "keyword") {
       const hits = await this.keywordSearch(terms, request.topK, where);
@@ -190,7 +313,7 @@ export class CorpusIndex {
 
     // Hybrid: both lists deep, then every candidate scored on both signals.
     const depth = Math.max(request.topK * 4, 50);
-    const [vectorHits, keywordHits] = await Promise.all([this.vectorSearch(request.vector, depth, where), this.keywordSearch(terms, depth, where)]);
+    const [vectorHits, keywordHits] = await Promise.all([this.vectorSearch(request.vector, depth, where, exact), this.keywordSearch(terms, depth, where)]);
     const byId = new Map<string, { documentId: string; similarity: number | null; keyword: number }>();
     for (const h of vectorHits) byId.set(h.chunkId, { documentId: h.documentId, similarity: h.score, keyword: 0 });
     for (const h of keywordHits) {
@@ -348,8 +471,12 @@ export class CorpusIndex {
     return best;
   }
 
-  private async vectorSearch(vector: Float32Array, limit: number, where: string | undefined): Promise<SearchHit[]> {
+  private async vectorSearch(vector: Float32Array, limit: number, where: string | undefined, exact = false): Promise<SearchHit[]> {
     let query = this.table!.vectorSearch(vector).distanceType("cosine").select(["id", "document_id", "_distance"]).limit(limit);
+    // A search restricted to some documents is exact: the IVF partitions probed might hold
+    // few of their chunks, and comparing with only theirs is cheap.
+    if (exact || where || this.vectorIndex.state !== "ready") query = query.bypassVectorIndex();
+    else query = query.nprobes(Math.max(1, Math.ceil(this.vectorIndex.partitions * ANN_PROBE_SHARE))).refineFactor(ANN_REFINE);
     if (where) query = query.where(where);
     const rows = (await query.toArray()) as { id: string; document_id: string; _distance: number }[];
     return rows.map((r) => ({ chunkId: r.id, documentId: r.document_id, score: 1 - r._distance, similarity: 1 - r._distance }));
@@ -389,6 +516,7 @@ export class CorpusIndex {
   /** Drops the table and frees its memory. */
   async close(): Promise<void> {
     if (this.table) {
+      if (this.vectorIndex.state === "building") await this.vectorIndex.built;
       this.table.close();
       await this.db.dropTable(this.name);
       this.table = null;

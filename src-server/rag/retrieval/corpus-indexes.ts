@@ -5,8 +5,9 @@
 import * as lancedb from "@lancedb/lancedb";
 import type { CorpusKeyring } from "../../security/corpus-keyring.js";
 import type { ChunkStore } from "../../store/chunk-store.js";
-import { openContent, openVector } from "../chunk-codec.js";
+import { openContent, openTerms, openVector, sealTerms } from "../chunk-codec.js";
 import { CorpusIndex, type IndexedChunk } from "./corpus-index.js";
+import { analyzeChunk } from "./keyword-analysis.js";
 
 export class CorpusIndexes {
   private connection: Promise<lancedb.Connection> | undefined;
@@ -27,19 +28,36 @@ export class CorpusIndexes {
     return this.indexes.has(corpusId);
   }
 
-  /** The corpus's index, built from its encrypted chunks the first time. */
+  /**
+   * The corpus's index, built from its encrypted chunks the first time: their vectors and
+   * stored keyword analyses are decrypted; a chunk without an analysis of the current
+   * version is analysed from its text, and the analysis stored for next time.
+   */
   get(corpusId: string): Promise<CorpusIndex> {
     let index = this.indexes.get(corpusId);
     if (!index) {
       index = (async () => {
         const cipher = await this.keyring.cipher(corpusId);
         const store = this.chunks;
+        const analysed: { id: string; terms: Buffer }[] = [];
         function* decrypted(): Generator<IndexedChunk> {
-          for (const sealed of store.iterateCorpus(corpusId)) {
-            yield { id: sealed.id, documentId: sealed.documentId, text: openContent(cipher, sealed.id, sealed.content).text, vector: openVector(cipher, sealed.id, sealed.vector) };
+          for (const source of store.iterateIndexSources(corpusId)) {
+            const vector = openVector(cipher, source.id, source.vector);
+            const stored = source.terms && openTerms(cipher, source.id, source.terms);
+            if (stored) {
+              yield { id: source.id, documentId: source.documentId, vector, ...stored };
+              continue;
+            }
+            const content = source.content ?? store.contentOf(source.id);
+            if (!content) continue; // deleted meanwhile
+            const fresh = analyzeChunk(openContent(cipher, source.id, content).text);
+            analysed.push({ id: source.id, terms: sealTerms(cipher, source.id, fresh) });
+            yield { id: source.id, documentId: source.documentId, vector, ...fresh };
           }
         }
-        return CorpusIndex.open(await this.db(), corpusId, decrypted());
+        const opened = await CorpusIndex.open(await this.db(), corpusId, decrypted());
+        if (analysed.length > 0) store.setTerms(analysed);
+        return opened;
       })();
       index.catch(() => this.indexes.delete(corpusId));
       this.indexes.set(corpusId, index);

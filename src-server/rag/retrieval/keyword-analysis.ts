@@ -16,6 +16,12 @@ import { malayStem } from "./malay-stemmer.js";
 
 export type KeywordLanguage = "en" | "ms";
 
+/**
+ * Chunks' analysed terms are stored (sealed) with them; raise this whenever `analyzeChunk`'s
+ * output changes, and stored analyses are redone from the text when a corpus next opens.
+ */
+export const KEYWORD_ANALYSIS_VERSION = 1;
+
 /** Function words that mark English text (and are never worth matching). */
 const ENGLISH_FUNCTION_WORDS = new Set(
   (
