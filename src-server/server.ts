@@ -53,6 +53,7 @@ import type { KeyProvider } from "./security/key-provider.js";
 import { openKeyProvider } from "./security/key-providers.js";
 import { markServerRunning } from "./store/server-pid-file.js";
 import { ApiKeyStore } from "./store/api-key-store.js";
+import { SnapshotFiles } from "./store/snapshot-files.js";
 import { BlobStore } from "./store/blob-store.js";
 import { ChunkStore } from "./store/chunk-store.js";
 import { CorpusStore } from "./store/corpus-store.js";
@@ -185,6 +186,8 @@ export async function createServer(config: Config, options: ServerOptions): Prom
     if (recovered.completed.length + recovered.destroyed.length > 0) logger.warn(recovered, "finished deletions interrupted by a stop");
     const orphans = await rag.services.documents.sweepOrphans();
     if (orphans > 0) logger.warn({ orphans }, "removed stored files that belonged to no document");
+    const snapshots = await rag.indexes.sweepSnapshots((corpusId) => rag.corpusStore.getAny(corpusId) !== undefined);
+    if (snapshots > 0) logger.warn({ snapshots }, "removed index snapshots of corpora that no longer exist");
     resources.add(() => rag.indexes.close());
     resources.add(() => rag.indexer.close());
 
@@ -379,7 +382,10 @@ function composeRag(config: Config, db: Database, registry: ModelRegistry, engin
   const keyring = new CorpusKeyring(keyProvider, corpusStore);
   const plainBlobs = new BlobStore(path.join(config.dataDir, "blobs"));
   const blobs = new EncryptedBlobStore(plainBlobs, keyring);
-  const indexes = new CorpusIndexes(chunkStore, keyring);
+  const indexes = new CorpusIndexes(chunkStore, keyring, {
+    snapshots: new SnapshotFiles(path.join(config.dataDir, "index-snapshots")),
+    onEvent: (event) => (event.type === "snapshot.failed" || event.type === "snapshot.rejected" ? logger.warn(event, "corpus index snapshot not used") : logger.info(event, "corpus index")),
+  });
   const events = new CorpusEvents();
   // Tombstones of deletions: catalogue in the primary database, sealed payload in a cold store of its own.
   const cold = new SqliteColdStore(path.join(config.dataDir, "cold"));
@@ -438,5 +444,5 @@ function composeRag(config: Config, db: Database, registry: ModelRegistry, engin
     relevanceGates: config.rag.relevanceGates,
   });
   const sources = new SourceService({ corpora, documents: documentStore, chunks: chunkStore, keyring, blobs });
-  return { indexer, indexes, cold, documentCounts: () => documentStore.countsByStatus(), services: { corpora, documents, queries, sources, events, tombstones } };
+  return { indexer, indexes, cold, corpusStore, documentCounts: () => documentStore.countsByStatus(), services: { corpora, documents, queries, sources, events, tombstones } };
 }

@@ -114,6 +114,11 @@ export class ChunkStore {
     }
   }
 
+  /** A corpus's chunk ids in ascending order (what identifies an index snapshot's content). */
+  *iterateIds(corpusId: string): Generator<string> {
+    for (const row of this.db.prepare("SELECT id FROM chunks WHERE corpus_id = ? ORDER BY id").pluck().iterate(corpusId)) yield row as string;
+  }
+
   /** A chunk's sealed content (undefined when it no longer exists). */
   contentOf(id: string): Buffer | undefined {
     return (this.db.prepare("SELECT content FROM chunks WHERE id = ?").get(id) as { content: Buffer } | undefined)?.content;

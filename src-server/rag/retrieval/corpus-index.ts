@@ -4,7 +4,8 @@
  * chunks and kept in step with indexing and deletion. Nothing of it touches the disk.
  */
 import * as lancedb from "@lancedb/lancedb";
-import * as arrow from "apache-arrow";
+import { arrow, type Arrow } from "./arrow.js";
+import { fingerprintIds, SNAPSHOT_COLUMNS, type OpenedSnapshot, type SnapshotContent } from "./index-snapshot.js";
 import { analyzeChunk, analyzeQueryWithLanguage, type KeywordLanguage } from "./keyword-analysis.js";
 import { fuseScores, type HybridFusion } from "./score-fusion.js";
 
@@ -100,7 +101,7 @@ const LOAD_BATCH = 10_000;
 const TABLE_OPTIONS = { dataStorageVersion: "legacy" } as const;
 
 /** The chunks as one Arrow table: the vectors in one Float32Array behind a fixed-size list. */
-function toArrow(chunks: readonly IndexedChunk[]): { table: arrow.Table; terms: string[]; languages: KeywordLanguage[] } {
+function toArrow(chunks: readonly IndexedChunk[]): { table: Arrow.Table; terms: string[]; languages: KeywordLanguage[] } {
   const dimensions = chunks[0]!.vector.length;
   const vectors = new Float32Array(chunks.length * dimensions);
   const terms: string[] = [];
@@ -128,6 +129,8 @@ export class CorpusIndex {
   private table: lancedb.Table | null = null;
   private unoptimizedRows = 0;
   private rows = 0;
+  private changes = 0;
+  private queue: Promise<void> = Promise.resolve();
   /** The vector index: none yet, being built in the background, or in use. */
   private vectorIndex: { state: "none" } | { state: "building"; built: Promise<void> } | { state: "ready"; partitions: number } = { state: "none" };
   /** In how many chunks each analysed term occurs (to spot rare query terms without a search). */
@@ -147,34 +150,116 @@ export class CorpusIndex {
    */
   static async open(db: lancedb.Connection, corpusId: string, chunks: Iterable<IndexedChunk>): Promise<CorpusIndex> {
     const index = new CorpusIndex(db, corpusId);
+    function* tables(): Generator<Arrow.Table> {
+      let batch: IndexedChunk[] = [];
+      for (const chunk of chunks) {
+        batch.push(chunk);
+        if (batch.length >= LOAD_BATCH) {
+          yield index.prepare(batch);
+          batch = [];
+        }
+      }
+      if (batch.length > 0) yield index.prepare(batch);
+    }
+    await index.load(tables());
+    return index;
+  }
+
+  /**
+   * An index holding what a snapshot holds (`index-snapshot.ts`): its rows as they were
+   * written, Arrow tables with the `SNAPSHOT_COLUMNS`, and its term statistics.
+   */
+  static async openFromSnapshot(db: lancedb.Connection, corpusId: string, snapshot: OpenedSnapshot): Promise<CorpusIndex> {
+    const index = new CorpusIndex(db, corpusId);
+    async function* tables(): AsyncGenerator<Arrow.Table> {
+      for await (const table of snapshot.batches()) {
+        const ids = table.getChild("id")!;
+        const languages = table.getChild("language")!;
+        for (let i = 0; i < table.numRows; i++) index.languages.set(ids.get(i) as string, languages.get(i) as KeywordLanguage);
+        yield table;
+      }
+    }
+    await index.load(tables());
+    for (const [term, chunks] of snapshot.termChunks()) index.termChunks.set(term, chunks);
+    return index;
+  }
+
+  /** Writes `tables` into a new table and builds its indexes; on failure nothing half-built stays behind. */
+  private async load(tables: AsyncIterable<Arrow.Table> | Iterable<Arrow.Table>): Promise<void> {
     // LanceDB writes a batch on its own threads while the next one is read and decrypted.
     let writing: Promise<void> = Promise.resolve();
-    let batch: IndexedChunk[] = [];
-    const flush = async () => {
-      const table = index.prepare(batch);
-      batch = [];
-      await writing;
-      writing = index.write(table);
-    };
     try {
       try {
-        for (const chunk of chunks) {
-          batch.push(chunk);
-          if (batch.length >= LOAD_BATCH) await flush();
+        for await (const table of tables) {
+          await writing;
+          writing = this.write(table);
         }
-        if (batch.length > 0) await flush();
       } finally {
         await writing;
       }
       // The indexes once, over all rows (folding batches into them one by one cost twice as much).
-      await index.createIndexes();
+      await this.createIndexes();
     } catch (error) {
       // A chunk that does not decrypt, or a failed write: nothing half-built stays behind.
-      await index.close().catch(() => undefined);
+      await this.close().catch(() => undefined);
       throw error;
     }
-    index.buildVectorIndexIfDue();
-    return index;
+    this.buildVectorIndexIfDue();
+  }
+
+  /** How many chunks the index holds. */
+  get size(): number {
+    return this.rows;
+  }
+
+  /** Counts additions and removals, so a snapshot can tell whether it is still current. */
+  get version(): number {
+    return this.changes;
+  }
+
+  /**
+   * Hands the index's content to `consume` (to write a snapshot) while no addition or
+   * removal runs: the rows batch by batch as LanceDB reads them, regrouped to about
+   * `LOAD_BATCH` rows. Resolves to the `version` the content is of.
+   */
+  async exportSnapshot(consume: (content: SnapshotContent) => Promise<void>): Promise<number> {
+    return this.exclusive(async () => {
+      if (!this.table) throw new Error("nothing to export: the index is empty");
+      const table = this.table;
+      const ids: string[] = [];
+      for await (const batch of table.query().select(["id"])) {
+        const column = batch.getChild("id")!;
+        for (let i = 0; i < batch.numRows; i++) ids.push(column.get(i) as string);
+      }
+      ids.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      const vector = (await table.schema()).fields.find((f) => f.name === "vector")!.type as Arrow.FixedSizeList;
+      async function* batches(): AsyncGenerator<Arrow.Table> {
+        let group: Arrow.RecordBatch[] = [];
+        let rows = 0;
+        for await (const batch of table.query().select([...SNAPSHOT_COLUMNS])) {
+          group.push(batch);
+          rows += batch.numRows;
+          if (rows >= LOAD_BATCH) {
+            yield new arrow.Table(group);
+            group = [];
+            rows = 0;
+          }
+        }
+        if (group.length > 0) yield new arrow.Table(group);
+      }
+      await consume({ fingerprint: fingerprintIds(ids), dimensions: vector.listSize, rows: ids.length, batches: batches(), termChunks: () => this.termChunks.entries() });
+      return this.changes;
+    });
+  }
+
+  /** Runs additions, removals and exports one at a time. */
+  private exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work, work);
+    this.queue = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
   }
 
   /** Resolves once the vector index a large corpus gets is built (at once when there is none to build). */
@@ -210,30 +295,40 @@ export class CorpusIndex {
     return this.table ? await this.table.countRows() : 0;
   }
 
-  /** Adds chunks; the full-text index is refreshed once enough rows are unindexed. */
-  async add(chunks: IndexedChunk[]): Promise<void> {
-    if (chunks.length === 0) return;
-    // Not while the vector index is being built: the two would race on the table's versions.
-    if (this.vectorIndex.state === "building") await this.vectorIndex.built;
-    const created = this.table === null;
-    const table = this.prepare(chunks);
-    try {
-      await this.write(table);
-    } catch (error) {
-      const terms = table.getChild("terms")!;
-      chunks.forEach((c, i) => {
-        this.languages.delete(c.id);
-        this.countTerms(terms.get(i) as string, -1);
-      });
-      throw error;
-    }
-    if (created) await this.createIndexes();
-    else if (this.unoptimizedRows >= 2000) await this.optimize();
-    this.buildVectorIndexIfDue();
+  /**
+   * Adds chunks; the full-text index is refreshed once enough rows are unindexed. Chunks
+   * the index already holds are skipped (a document committed while its corpus's index
+   * was being opened can arrive both ways).
+   */
+  add(chunks: IndexedChunk[]): Promise<void> {
+    return this.exclusive(async () => {
+      if (chunks.length === 0) return;
+      // Not while the vector index is being built: the two would race on the table's versions.
+      if (this.vectorIndex.state === "building") await this.vectorIndex.built;
+      const present = await this.presentIds(chunks.map((c) => c.id));
+      const fresh = present.size > 0 ? chunks.filter((c) => !present.has(c.id)) : chunks;
+      if (fresh.length === 0) return;
+      const created = this.table === null;
+      const table = this.prepare(fresh);
+      try {
+        await this.write(table);
+      } catch (error) {
+        const terms = table.getChild("terms")!;
+        fresh.forEach((c, i) => {
+          this.languages.delete(c.id);
+          this.countTerms(terms.get(i) as string, -1);
+        });
+        throw error;
+      }
+      this.changes++;
+      if (created) await this.createIndexes();
+      else if (this.unoptimizedRows >= 2000) await this.optimizeNow();
+      this.buildVectorIndexIfDue();
+    });
   }
 
   /** The chunks as an Arrow table, their terms counted and languages noted. */
-  private prepare(chunks: readonly IndexedChunk[]): arrow.Table {
+  private prepare(chunks: readonly IndexedChunk[]): Arrow.Table {
     const { table, terms, languages } = toArrow(chunks);
     chunks.forEach((c, i) => {
       this.countTerms(terms[i]!, 1);
@@ -242,7 +337,7 @@ export class CorpusIndex {
     return table;
   }
 
-  private async write(table: arrow.Table): Promise<void> {
+  private async write(table: Arrow.Table): Promise<void> {
     if (!this.table) {
       this.table = await this.db.createTable(this.name, table, TABLE_OPTIONS);
     } else {
@@ -261,16 +356,20 @@ export class CorpusIndex {
     this.unoptimizedRows = 0;
   }
 
-  async removeDocument(documentId: string): Promise<void> {
-    if (!SAFE_ID.test(documentId)) throw new Error("invalid document id");
-    if (!this.table) return;
-    const rows = (await this.table.query().where(`document_id = '${documentId}'`).select(["id", "terms"]).toArray()) as { id: string; terms: string }[];
-    await this.table.delete(`document_id = '${documentId}'`);
-    this.rows -= rows.length;
-    for (const row of rows) {
-      this.countTerms(row.terms, -1);
-      this.languages.delete(row.id);
-    }
+  removeDocument(documentId: string): Promise<void> {
+    if (!SAFE_ID.test(documentId)) return Promise.reject(new Error("invalid document id"));
+    return this.exclusive(async () => {
+      if (!this.table) return;
+      const rows = (await this.table.query().where(`document_id = '${documentId}'`).select(["id", "terms"]).toArray()) as { id: string; terms: string }[];
+      if (rows.length === 0) return;
+      await this.table.delete(`document_id = '${documentId}'`);
+      this.rows -= rows.length;
+      this.changes++;
+      for (const row of rows) {
+        this.countTerms(row.terms, -1);
+        this.languages.delete(row.id);
+      }
+    });
   }
 
   private countTerms(terms: string, delta: 1 | -1): void {
@@ -283,7 +382,11 @@ export class CorpusIndex {
   }
 
   /** Folds recently added rows into the indexes (unindexed rows are still searched, only slower). */
-  async optimize(): Promise<void> {
+  optimize(): Promise<void> {
+    return this.exclusive(() => this.optimizeNow());
+  }
+
+  private async optimizeNow(): Promise<void> {
     if (!this.table) return;
     // Not while the vector index is being built: the two would race on the table's versions.
     if (this.vectorIndex.state === "building") await this.vectorIndex.built;
@@ -432,6 +535,14 @@ export class CorpusIndex {
       unknownTermShare: total > 0 ? unknown.reduce((sum, w) => sum + this.wordIdf(w), 0) / total : null,
       missingMaxIdf: total > 0 ? missingMaxIdf : null,
     };
+  }
+
+  /** Which of the chunks `ids` the index holds. */
+  private async presentIds(ids: string[]): Promise<Set<string>> {
+    const safe = ids.filter((id) => SAFE_ID.test(id));
+    if (!this.table || safe.length === 0) return new Set();
+    const rows = (await this.table.query().where(`id IN (${safe.map((id) => `'${id}'`).join(",")})`).select(["id"]).toArray()) as { id: string }[];
+    return new Set(rows.map((r) => r.id));
   }
 
   /** The analysed terms of the chunks `ids`. */
