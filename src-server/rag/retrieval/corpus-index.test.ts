@@ -39,6 +39,21 @@ describe("CorpusIndex (in-memory LanceDB)", () => {
     assert.ok(hits[0]!.score > 0.99 && hits[0]!.similarity === hits[0]!.score);
   });
 
+  it("holds vectors in half precision: similarities, from LanceDB or computed here, within 1e-3 of float32's", async () => {
+    const query = unit([0.7, 0.3, 0.2, 0.6]);
+    const cosine = (v: Float32Array) => v.reduce((sum, x, i) => sum + x * query[i]!, 0);
+    const truth = new Map(chunks.map((c) => [c.id, cosine(c.vector)]));
+    const vectorHits = await index.search({ mode: "vector", text: "", vector: query, topK: 4 });
+    // Keyword mode scores its hits' similarities itself, from the stored half floats.
+    const keywordHits = await index.search({ mode: "keyword", text: "kelantan harga council", vector: query, topK: 4 });
+    assert.equal(vectorHits.length, 4);
+    assert.ok(keywordHits.length >= 3);
+    for (const hit of [...vectorHits, ...keywordHits]) {
+      const error = Math.abs(hit.similarity! - truth.get(hit.chunkId)!);
+      assert.ok(error < 1e-3, `${hit.chunkId}: ${hit.similarity} vs ${truth.get(hit.chunkId)}`);
+    }
+  });
+
   it("finds exact terms in keyword mode, Malay and codes included, whatever the punctuation", async () => {
     assert.deepEqual((await index.search({ mode: "keyword", text: "banjir", vector: null, topK: 5 })).map((h) => h.chunkId), ["chk_a"]);
     assert.equal((await index.search({ mode: "keyword", text: 'What is "KLX-2291"? (code: x)', vector: null, topK: 1 }))[0]?.chunkId, "chk_d");

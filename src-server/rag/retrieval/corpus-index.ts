@@ -5,6 +5,7 @@
  */
 import * as lancedb from "@lancedb/lancedb";
 import { arrow, type Arrow } from "./arrow.js";
+import { float16Values, writeFloat16 } from "./float16.js";
 import { fingerprintIds, SNAPSHOT_COLUMNS, type OpenedSnapshot, type SnapshotContent } from "./index-snapshot.js";
 import { analyzeChunk, analyzeQueryWithLanguage, type KeywordLanguage } from "./keyword-analysis.js";
 import { fuseScores, type HybridFusion } from "./score-fusion.js";
@@ -92,37 +93,47 @@ const ANN_PROBE_SHARE = 0.75;
 /** Partitions per √rows: fewer, larger partitions than LanceDB's default √rows held recall with fewer probes. */
 const ANN_PARTITIONS_PER_SQRT_ROWS = 1 / 3;
 const ANN_REFINE = 10;
-/** Rows go to LanceDB in Arrow batches of this many (a 1024-dim batch is 41 MB of vectors). */
+/** Rows are read and decrypted in Arrow batches of this many (a 1024-dim batch is 20 MB of vectors). */
 const LOAD_BATCH = 10_000;
+/**
+ * …and written to LanceDB in parts of this many. What LanceDB's writes leave allocated grows
+ * with the size of each write: loading 100k 1024-dim vectors (195 MB) grew the process by
+ * 505 MB in writes of 10,000 rows, 275 MB in writes of 1,000–2,000, in the same time.
+ */
+const WRITE_BATCH = 2_000;
 /**
  * LanceDB's legacy file format: measured in memory at 100k 1024-dim chunks, an exact vector
  * search took 45 ms on it against 370–470 ms on format 2.x, and loading was faster.
  */
 const TABLE_OPTIONS = { dataStorageVersion: "legacy" } as const;
 
-/** The chunks as one Arrow table: the vectors in one Float32Array behind a fixed-size list. */
-function toArrow(chunks: readonly IndexedChunk[]): { table: Arrow.Table; terms: string[]; languages: KeywordLanguage[] } {
+/** The vector column's type: `dimensions` half-precision values per chunk (`float16.ts`). */
+function vectorType(dimensions: number): Arrow.FixedSizeList {
+  return new arrow.FixedSizeList(dimensions, new arrow.Field("item", new arrow.Float16(), true));
+}
+
+/** The chunks as one Arrow table: the vectors in one Uint16Array of half floats behind a fixed-size list. */
+function toArrow(chunks: readonly IndexedChunk[]): { table: Arrow.Table; terms: string[] } {
   const dimensions = chunks[0]!.vector.length;
-  const vectors = new Float32Array(chunks.length * dimensions);
+  const vectors = new Uint16Array(chunks.length * dimensions);
   const terms: string[] = [];
   const languages: KeywordLanguage[] = [];
   chunks.forEach((c, i) => {
     if (c.vector.length !== dimensions) throw new Error(`chunk ${c.id} has ${c.vector.length} dimensions, not ${dimensions}`);
-    vectors.set(c.vector, i * dimensions);
+    writeFloat16(c.vector, vectors, i * dimensions);
     const analysed = "terms" in c ? c : analyzeChunk(c.text);
     terms.push(analysed.terms);
     languages.push(analysed.language);
   });
-  const item = new arrow.Float32();
-  const vectorType = new arrow.FixedSizeList(dimensions, new arrow.Field("item", item, true));
+  const type = vectorType(dimensions);
   const table = new arrow.Table({
     id: arrow.vectorFromArray(chunks.map((c) => c.id), new arrow.Utf8()),
     document_id: arrow.vectorFromArray(chunks.map((c) => c.documentId), new arrow.Utf8()),
     terms: arrow.vectorFromArray(terms, new arrow.Utf8()),
     language: arrow.vectorFromArray(languages, new arrow.Utf8()),
-    vector: arrow.makeVector(arrow.makeData({ type: vectorType, length: chunks.length, nullCount: 0, child: arrow.makeData({ type: item, length: vectors.length, nullCount: 0, data: vectors }) })),
+    vector: arrow.makeVector(arrow.makeData({ type, length: chunks.length, nullCount: 0, child: arrow.makeData({ type: type.children[0]!.type as Arrow.Float16, length: vectors.length, nullCount: 0, data: vectors }) })),
   });
-  return { table, terms, languages };
+  return { table, terms };
 }
 
 export class CorpusIndex {
@@ -135,8 +146,6 @@ export class CorpusIndex {
   private vectorIndex: { state: "none" } | { state: "building"; built: Promise<void> } | { state: "ready"; partitions: number } = { state: "none" };
   /** In how many chunks each analysed term occurs (to spot rare query terms without a search). */
   private readonly termChunks = new Map<string, number>();
-  /** Each chunk's language (to weigh the keyword signal by the question's). */
-  private readonly languages = new Map<string, KeywordLanguage>();
 
   private constructor(
     private readonly db: lancedb.Connection,
@@ -171,28 +180,24 @@ export class CorpusIndex {
    */
   static async openFromSnapshot(db: lancedb.Connection, corpusId: string, snapshot: OpenedSnapshot): Promise<CorpusIndex> {
     const index = new CorpusIndex(db, corpusId);
-    async function* tables(): AsyncGenerator<Arrow.Table> {
-      for await (const table of snapshot.batches()) {
-        const ids = table.getChild("id")!;
-        const languages = table.getChild("language")!;
-        for (let i = 0; i < table.numRows; i++) index.languages.set(ids.get(i) as string, languages.get(i) as KeywordLanguage);
-        yield table;
-      }
-    }
-    await index.load(tables());
+    await index.load(snapshot.batches());
     for (const [term, chunks] of snapshot.termChunks()) index.termChunks.set(term, chunks);
     return index;
   }
 
   /** Writes `tables` into a new table and builds its indexes; on failure nothing half-built stays behind. */
   private async load(tables: AsyncIterable<Arrow.Table> | Iterable<Arrow.Table>): Promise<void> {
-    // LanceDB writes a batch on its own threads while the next one is read and decrypted.
+    // LanceDB writes a batch on its own threads while the next one is read and decrypted,
+    // in parts of `WRITE_BATCH` rows (views of the batch, not copies).
     let writing: Promise<void> = Promise.resolve();
     try {
       try {
         for await (const table of tables) {
           await writing;
-          writing = this.write(table);
+          for (let start = 0; start < table.numRows; start += WRITE_BATCH) {
+            const part = table.numRows <= WRITE_BATCH ? table : table.slice(start, start + WRITE_BATCH);
+            writing = writing.then(() => this.write(part));
+          }
         }
       } finally {
         await writing;
@@ -314,10 +319,7 @@ export class CorpusIndex {
         await this.write(table);
       } catch (error) {
         const terms = table.getChild("terms")!;
-        fresh.forEach((c, i) => {
-          this.languages.delete(c.id);
-          this.countTerms(terms.get(i) as string, -1);
-        });
+        fresh.forEach((_, i) => this.countTerms(terms.get(i) as string, -1));
         throw error;
       }
       this.changes++;
@@ -327,13 +329,10 @@ export class CorpusIndex {
     });
   }
 
-  /** The chunks as an Arrow table, their terms counted and languages noted. */
+  /** The chunks as an Arrow table, their terms counted. */
   private prepare(chunks: readonly IndexedChunk[]): Arrow.Table {
-    const { table, terms, languages } = toArrow(chunks);
-    chunks.forEach((c, i) => {
-      this.countTerms(terms[i]!, 1);
-      this.languages.set(c.id, languages[i]!);
-    });
+    const { table, terms } = toArrow(chunks);
+    for (const t of terms) this.countTerms(t, 1);
     return table;
   }
 
@@ -365,10 +364,7 @@ export class CorpusIndex {
       await this.table.delete(`document_id = '${documentId}'`);
       this.rows -= rows.length;
       this.changes++;
-      for (const row of rows) {
-        this.countTerms(row.terms, -1);
-        this.languages.delete(row.id);
-      }
+      for (const row of rows) this.countTerms(row.terms, -1);
     });
   }
 
@@ -401,7 +397,8 @@ export class CorpusIndex {
     const { terms, words, language: queryLanguage } = request.mode === "vector" ? { terms: [], words: [], language: null } : analyzeQueryWithLanguage(request.text);
     const exact = request.exact === true;
     if (request.mode === "vector" || (request.mode === "hybrid" && terms.length === 0)) {
-      return request.vector ? await this.vectorSearch(request.vector, request.topK, where, exact) : [];
+      if (!request.vector) return [];
+      return (await this.vectorSearch(request.vector, request.topK, where, exact)).map((h) => ({ chunkId: h.chunkId, documentId: h.documentId, score: h.score, similarity: h.similarity }));
     }
     if (request.mode === "keyword") {
       const hits = await this.keywordSearch(terms, request.topK, where);
@@ -432,7 +429,7 @@ export class CorpusIndex {
     // than the question (an English question about Malay reports), the keyword signal can only
     // point elsewhere, so it counts for as much as the share of close passages in the question's.
     const close = vectorHits.slice(0, 10);
-    const sameLanguage = queryLanguage === null || close.length === 0 ? 1 : close.filter((h) => this.languages.get(h.chunkId) === queryLanguage).length / close.length;
+    const sameLanguage = queryLanguage === null || close.length === 0 ? 1 : close.filter((h) => h.language === queryLanguage).length / close.length;
     // And words are evidence only as far as the best keyword hits hold the question's wording:
     // when they share only a common word or two with it (IDF-weighted coverage), BM25's ranking
     // says little and the vector ranking should stand. Squared: a half-matched question gets a
@@ -503,7 +500,7 @@ export class CorpusIndex {
    */
   async evidence(text: string, vector: Float32Array | null, hits: readonly SearchHit[]): Promise<RelevanceEvidence> {
     const { words } = analyzeQueryWithLanguage(text);
-    const n = Math.max(1, this.languages.size);
+    const n = Math.max(1, this.rows);
     const total = words.reduce((sum, w) => sum + this.wordIdf(w), 0);
     const unknown = words.filter((w) => !w.some((t) => this.termChunks.has(t)));
     let coverage = 0;
@@ -554,7 +551,7 @@ export class CorpusIndex {
 
   /** BM25's inverse document frequency of `term` over the chunks (terms never seen get the most). */
   private idf(term: string): number {
-    const n = this.languages.size;
+    const n = this.rows;
     const df = this.termChunks.get(term) ?? 0;
     return Math.log(1 + (n - df + 0.5) / (df + 0.5));
   }
@@ -582,15 +579,16 @@ export class CorpusIndex {
     return best;
   }
 
-  private async vectorSearch(vector: Float32Array, limit: number, where: string | undefined, exact = false): Promise<SearchHit[]> {
-    let query = this.table!.vectorSearch(vector).distanceType("cosine").select(["id", "document_id", "_distance"]).limit(limit);
+  /** The closest chunks, with their language (to weigh the keyword signal by the question's). */
+  private async vectorSearch(vector: Float32Array, limit: number, where: string | undefined, exact = false): Promise<(SearchHit & { language: KeywordLanguage })[]> {
+    let query = this.table!.vectorSearch(vector).distanceType("cosine").select(["id", "document_id", "language", "_distance"]).limit(limit);
     // A search restricted to some documents is exact: the IVF partitions probed might hold
     // few of their chunks, and comparing with only theirs is cheap.
     if (exact || where || this.vectorIndex.state !== "ready") query = query.bypassVectorIndex();
     else query = query.nprobes(Math.max(1, Math.ceil(this.vectorIndex.partitions * ANN_PROBE_SHARE))).refineFactor(ANN_REFINE);
     if (where) query = query.where(where);
-    const rows = (await query.toArray()) as { id: string; document_id: string; _distance: number }[];
-    return rows.map((r) => ({ chunkId: r.id, documentId: r.document_id, score: 1 - r._distance, similarity: 1 - r._distance }));
+    const rows = (await query.toArray()) as { id: string; document_id: string; language: KeywordLanguage; _distance: number }[];
+    return rows.map((r) => ({ chunkId: r.id, documentId: r.document_id, score: 1 - r._distance, similarity: 1 - r._distance, language: r.language }));
   }
 
   private async keywordSearch(terms: string[], limit: number, where: string | undefined): Promise<SearchHit[]> {
@@ -606,16 +604,17 @@ export class CorpusIndex {
     const out = new Map<string, number>();
     const safe = ids.filter((id) => SAFE_ID.test(id));
     if (safe.length === 0) return out;
-    const rows = (await this.table!.query().where(`id IN (${safe.map((id) => `'${id}'`).join(",")})`).select(["id", "vector"]).toArray()) as { id: string; vector: ArrayLike<number> }[];
+    const rows = (await this.table!.query().where(`id IN (${safe.map((id) => `'${id}'`).join(",")})`).select(["id", "vector"]).toArray()) as { id: string; vector: { toArray(): Uint16Array } }[];
+    const half = float16Values();
     let queryNorm = 0;
     for (let i = 0; i < vector.length; i++) queryNorm += vector[i]! * vector[i]!;
     for (const row of rows) {
-      // An Arrow vector from LanceDB: its values as a typed array.
-      const v: ArrayLike<number> = typeof (row.vector as { toArray?: unknown }).toArray === "function" ? (row.vector as unknown as { toArray(): Float32Array }).toArray() : row.vector;
+      // The row's half floats, as stored (their bits).
+      const v = row.vector.toArray();
       let dot = 0;
       let norm = 0;
       for (let i = 0; i < vector.length; i++) {
-        const x = Number(v[i]);
+        const x = half[v[i]!]!;
         dot += vector[i]! * x;
         norm += x * x;
       }

@@ -7,13 +7,15 @@ import { newId } from "../../ids.js";
 import { DataCipher, newDataKey } from "../../security/data-cipher.js";
 import { SnapshotFiles } from "../../store/snapshot-files.js";
 import { arrow, type Arrow } from "./arrow.js";
+import { writeFloat16 } from "./float16.js";
 import { fingerprintIds, openIndexSnapshot, writeIndexSnapshot, type SnapshotContent } from "./index-snapshot.js";
 
 const DIM = 8;
 
 function rows(start: number, n: number): Arrow.Table {
-  const vectors = new Float32Array(n * DIM).map((_, i) => Math.sin(start * DIM + i));
-  const item = new arrow.Float32();
+  const vectors = new Uint16Array(n * DIM);
+  writeFloat16(Float32Array.from({ length: n * DIM }, (_, i) => Math.sin(start * DIM + i)), vectors);
+  const item = new arrow.Float16();
   return new arrow.Table({
     id: arrow.vectorFromArray(Array.from({ length: n }, (_, i) => `chk_${String(start + i).padStart(4, "0")}`), new arrow.Utf8()),
     document_id: arrow.vectorFromArray(Array.from({ length: n }, () => "doc_a"), new arrow.Utf8()),
@@ -75,8 +77,8 @@ describe("index snapshots: sealed, bound to their corpus, whole or refused", () 
     assert.deepEqual(tables.map((t) => t.numRows), [300, 7]);
     for (const [i, t] of tables.entries()) {
       for (const column of ["id", "document_id", "terms", "language"]) assert.deepEqual([...t.getChild(column)!], [...written[i]!.getChild(column)!]);
-      const vectors = (t.getChild("vector")!.data[0]!.children[0]!.values as Float32Array).subarray(0, t.numRows * DIM);
-      assert.deepEqual([...vectors], [...(written[i]!.getChild("vector")!.data[0]!.children[0]!.values as Float32Array)]);
+      const vectors = (t.getChild("vector")!.data[0]!.children[0]!.values as Uint16Array).subarray(0, t.numRows * DIM);
+      assert.deepEqual([...vectors], [...(written[i]!.getChild("vector")!.data[0]!.children[0]!.values as Uint16Array)]);
     }
     assert.deepEqual([...terms], [["banjir", 307], ["kelantan", 307]]);
     assert.equal(fingerprint, content(written).fingerprint);

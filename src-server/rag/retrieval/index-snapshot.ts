@@ -66,6 +66,9 @@ export function fingerprintIds(ids: Iterable<string>): string {
 const headerAad = (corpusId: string) => `index-snapshot:${corpusId}:header`;
 const segmentAad = (corpusId: string, nonce: string, index: number, last: boolean) => `index-snapshot:${corpusId}:${nonce}:${index}:${last ? "end" : "rows"}`;
 
+/** A half-precision float type (what IPC reads back is a `Float` of half precision, not a `Float16`). */
+const isHalf = (type: Arrow.DataType | undefined): boolean => arrow.DataType.isFloat(type) && type.precision === arrow.Precision.HALF;
+
 function u32(n: number): Buffer {
   const out = Buffer.alloc(4);
   out.writeUInt32LE(n);
@@ -136,7 +139,7 @@ export async function openIndexSnapshot(reader: SnapshotReader, cipher: DataCiph
         }
         const table = arrow.tableFromIPC(plain);
         const vector = table.schema.fields.find((f) => f.name === "vector")?.type as Arrow.DataType | undefined;
-        if (!(vector instanceof arrow.FixedSizeList) || vector.listSize !== header.dimensions || SNAPSHOT_COLUMNS.some((c) => !table.getChild(c))) throw new Error("index snapshot rows of an unexpected shape");
+        if (!(vector instanceof arrow.FixedSizeList) || !isHalf(vector.children[0]?.type as Arrow.DataType | undefined) || vector.listSize !== header.dimensions || SNAPSHOT_COLUMNS.some((c) => !table.getChild(c))) throw new Error("index snapshot rows of an unexpected shape");
         rows += table.numRows;
         yield table;
       }
