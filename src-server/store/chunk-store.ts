@@ -114,6 +114,15 @@ export class ChunkStore {
     }
   }
 
+  /** What `iterateIndexSources` reads, for the chunks `ids` (those that exist). */
+  indexSourcesOf(ids: readonly string[]): IndexSource[] {
+    if (ids.length === 0) return [];
+    const rows = this.db
+      .prepare(`SELECT id, document_id, vector, terms, CASE WHEN terms IS NULL THEN content END AS content FROM chunks WHERE id IN (${ids.map(() => "?").join(",")}) ORDER BY id`)
+      .all(...ids) as { id: string; document_id: string; vector: Buffer; terms: Buffer | null; content: Buffer | null }[];
+    return rows.map((r) => ({ id: r.id, documentId: r.document_id, vector: r.vector, terms: r.terms, content: r.content }));
+  }
+
   /** A corpus's chunk ids in ascending order (what identifies an index snapshot's content). */
   *iterateIds(corpusId: string): Generator<string> {
     for (const row of this.db.prepare("SELECT id FROM chunks WHERE corpus_id = ? ORDER BY id").pluck().iterate(corpusId)) yield row as string;

@@ -141,6 +141,7 @@ export class CorpusIndex {
   private unoptimizedRows = 0;
   private rows = 0;
   private changes = 0;
+  private vectorIndexDeferred = false;
   private queue: Promise<void> = Promise.resolve();
   /** The vector index: none yet, being built in the background, or in use. */
   private vectorIndex: { state: "none" } | { state: "building"; built: Promise<void> } | { state: "ready"; partitions: number } = { state: "none" };
@@ -176,10 +177,12 @@ export class CorpusIndex {
 
   /**
    * An index holding what a snapshot holds (`index-snapshot.ts`): its rows as they were
-   * written, Arrow tables with the `SNAPSHOT_COLUMNS`, and its term statistics.
+   * written, Arrow tables with the `SNAPSHOT_COLUMNS`, and its term statistics. Its vector
+   * index waits for `startVectorIndex` (the caller may first bring the rows up to date).
    */
   static async openFromSnapshot(db: lancedb.Connection, corpusId: string, snapshot: OpenedSnapshot): Promise<CorpusIndex> {
     const index = new CorpusIndex(db, corpusId);
+    index.vectorIndexDeferred = true;
     await index.load(snapshot.batches());
     for (const [term, chunks] of snapshot.termChunks()) index.termChunks.set(term, chunks);
     return index;
@@ -231,12 +234,7 @@ export class CorpusIndex {
     return this.exclusive(async () => {
       if (!this.table) throw new Error("nothing to export: the index is empty");
       const table = this.table;
-      const ids: string[] = [];
-      for await (const batch of table.query().select(["id"])) {
-        const column = batch.getChild("id")!;
-        for (let i = 0; i < batch.numRows; i++) ids.push(column.get(i) as string);
-      }
-      ids.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      const ids = await this.chunkIds();
       const vector = (await table.schema()).fields.find((f) => f.name === "vector")!.type as Arrow.FixedSizeList;
       async function* batches(): AsyncGenerator<Arrow.Table> {
         let group: Arrow.RecordBatch[] = [];
@@ -277,9 +275,15 @@ export class CorpusIndex {
     return this.vectorIndex.state === "ready";
   }
 
+  /** Lets a vector index be built (`openFromSnapshot` defers it), now if the corpus is large enough. */
+  startVectorIndex(): void {
+    this.vectorIndexDeferred = false;
+    this.buildVectorIndexIfDue();
+  }
+
   /** Starts building the vector index once the corpus is large enough; searches stay exact meanwhile. */
   private buildVectorIndexIfDue(): void {
-    if (this.vectorIndex.state !== "none" || !this.table || this.rows < ANN_MIN_ROWS) return;
+    if (this.vectorIndexDeferred || this.vectorIndex.state !== "none" || !this.table || this.rows < ANN_MIN_ROWS) return;
     const table = this.table;
     const partitions = Math.max(1, Math.round(Math.sqrt(this.rows) * ANN_PARTITIONS_PER_SQRT_ROWS));
     const built = table
@@ -366,6 +370,34 @@ export class CorpusIndex {
       this.changes++;
       for (const row of rows) this.countTerms(row.terms, -1);
     });
+  }
+
+  /** Removes chunks by id (those of a snapshot that the store no longer has). */
+  removeChunks(ids: readonly string[]): Promise<void> {
+    const safe = ids.filter((id) => SAFE_ID.test(id));
+    return this.exclusive(async () => {
+      if (!this.table) return;
+      for (let at = 0; at < safe.length; at += 1000) {
+        const list = safe.slice(at, at + 1000).map((id) => `'${id}'`).join(",");
+        const rows = (await this.table.query().where(`id IN (${list})`).select(["terms"]).toArray()) as { terms: string }[];
+        if (rows.length === 0) continue;
+        await this.table.delete(`id IN (${list})`);
+        this.rows -= rows.length;
+        this.changes++;
+        for (const row of rows) this.countTerms(row.terms, -1);
+      }
+    });
+  }
+
+  /** The ids of the chunks the index holds, in ascending order. */
+  async chunkIds(): Promise<string[]> {
+    const ids: string[] = [];
+    if (!this.table) return ids;
+    for await (const batch of this.table.query().select(["id"])) {
+      const column = batch.getChild("id")!;
+      for (let i = 0; i < batch.numRows; i++) ids.push(column.get(i) as string);
+    }
+    return ids.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   }
 
   private countTerms(terms: string, delta: 1 | -1): void {

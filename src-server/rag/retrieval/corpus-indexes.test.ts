@@ -80,7 +80,7 @@ describe("CorpusIndexes: rebuilding a corpus's index from the encrypted store", 
   });
 });
 
-describe("CorpusIndexes: opening from a sealed snapshot when it holds exactly the corpus's chunks", () => {
+describe("CorpusIndexes: opening from a sealed snapshot, brought up to date with the store", () => {
   let dir: string;
   let db: Database;
   let chunks: ChunkStore;
@@ -159,7 +159,7 @@ describe("CorpusIndexes: opening from a sealed snapshot when it holds exactly th
     const second = indexes(events);
     try {
       const index = await second.get(corpusId);
-      assert.deepEqual(events, [{ type: "opened", corpusId, from: "snapshot", chunks: 60, ms: (events[0] as { ms: number }).ms }]);
+      assert.deepEqual(events, [{ type: "opened", corpusId, from: "snapshot", chunks: 60, ms: (events[0] as { ms: number }).ms, added: 0, removed: 0 }]);
       assert.deepEqual(await results(index), expected, "searches and evidence as from the chunks");
       await second.close();
       assert.deepEqual(events.map((e) => e.type), ["opened"], "an unchanged index is not written again");
@@ -168,31 +168,60 @@ describe("CorpusIndexes: opening from a sealed snapshot when it holds exactly th
     }
   });
 
-  it("rebuilds when the corpus's chunks changed behind the snapshot, and writes a new one", async () => {
+  it("brings a snapshot older than the store up to date (chunks added and deleted while the index was not in memory), and writes a new one", async () => {
     docIds.push(newId("doc_"));
     const added = commit(docIds[3]!, 3, 4);
+    // Chunks deleted behind the index's back (as a deletion finished at start would).
+    const gone = commit(newId("doc_"), 4, 3);
     const events: CorpusIndexEvent[] = [];
+    const first = indexes(events);
+    try {
+      await first.get(corpusId);
+      await first.flushSnapshots();
+    } finally {
+      await first.close();
+    }
+    db.prepare("DELETE FROM chunks WHERE document_id = ?").run(gone[0]!.documentId);
+    events.length = 0;
     const reopened = indexes(events);
     try {
       const index = await reopened.get(corpusId);
-      assert.deepEqual(events.map((e) => e.type), ["snapshot.rejected", "opened"]);
-      assert.match((events[0] as { reason: string }).reason, /changed/);
-      assert.equal((events[1] as { from: string }).from, "chunks");
+      assert.deepEqual(events.map((e) => e.type), ["opened"]);
+      assert.deepEqual({ ...events[0], ms: 0 }, { type: "opened", corpusId, from: "snapshot", chunks: 64, ms: 0, added: 0, removed: 3 });
       assert.equal(index.size, 64);
-      const hit = await index.search({ mode: "vector", text: "", vector: vectorOf(3, 2), topK: 1 });
-      assert.equal(hit[0]?.chunkId, added[2]!.id);
+      assert.equal((await index.search({ mode: "vector", text: "", vector: vectorOf(4, 1), topK: 64 })).filter((h) => gone.some((g) => g.id === h.chunkId)).length, 0, "deleted chunks are gone");
       await reopened.flushSnapshots();
       assert.equal(events.at(-1)?.type, "snapshot.written");
     } finally {
       await reopened.close();
     }
-    const again: CorpusIndexEvent[] = [];
-    const third = indexes(again);
+    // A document indexed while the corpus's index is not in memory.
+    docIds.push(newId("doc_"));
+    const later = commit(docIds[4]!, 5, 6);
+    db.prepare("DELETE FROM chunks WHERE id = ?").run(added[0]!.id);
+    events.length = 0;
+    const third = indexes(events);
     try {
-      assert.equal((await third.get(corpusId)).size, 64);
-      assert.equal((again[0] as { from: string }).from, "snapshot");
+      const index = await third.get(corpusId);
+      assert.deepEqual({ ...events[0], ms: 0 }, { type: "opened", corpusId, from: "snapshot", chunks: 69, ms: 0, added: 6, removed: 1 });
+      const hit = await index.search({ mode: "vector", text: "", vector: vectorOf(5, 2), topK: 1 });
+      assert.equal(hit[0]?.chunkId, later[2]!.id, "chunks stored since the snapshot are searchable");
+      assert.equal((await index.search({ mode: "keyword", text: `${5}-${2}`, vector: null, topK: 100 })).length > 0, true);
+      await third.flushSnapshots();
     } finally {
       await third.close();
+    }
+    // Back to the corpus the next tests expect: the two late documents' chunks deleted.
+    db.prepare("DELETE FROM chunks WHERE document_id IN (?, ?)").run(docIds[3]!, docIds[4]!);
+    docIds.splice(3);
+    const again: CorpusIndexEvent[] = [];
+    const fourth = indexes(again);
+    try {
+      assert.equal((await fourth.get(corpusId)).size, 60);
+      assert.deepEqual({ ...again[0], ms: 0 }, { type: "opened", corpusId, from: "snapshot", chunks: 60, ms: 0, added: 0, removed: 9 });
+      await fourth.flushSnapshots();
+    } finally {
+      await fourth.close();
     }
   });
 

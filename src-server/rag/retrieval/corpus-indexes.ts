@@ -9,7 +9,7 @@
 import * as lancedb from "@lancedb/lancedb";
 import type { CorpusKeyring } from "../../security/corpus-keyring.js";
 import type { DataCipher } from "../../security/data-cipher.js";
-import type { ChunkStore } from "../../store/chunk-store.js";
+import type { ChunkStore, IndexSource } from "../../store/chunk-store.js";
 import type { SnapshotFiles } from "../../store/snapshot-files.js";
 import { openContent, openTerms, openVector, sealTerms } from "../chunk-codec.js";
 import { CorpusIndex, type IndexedChunk } from "./corpus-index.js";
@@ -18,8 +18,10 @@ import { analyzeChunk, KEYWORD_ANALYSIS_VERSION } from "./keyword-analysis.js";
 
 /** What happened to a corpus's index, for the log. */
 export type CorpusIndexEvent =
-  | { type: "opened"; corpusId: string; from: "snapshot" | "chunks"; chunks: number; ms: number }
-  /** A snapshot was not used: stale (other chunks), unreadable or tampered with. It is deleted. */
+  /** From a snapshot: `added` and `removed` chunks brought it up to date with the store. */
+  | { type: "opened"; corpusId: string; from: "snapshot"; chunks: number; ms: number; added: number; removed: number }
+  | { type: "opened"; corpusId: string; from: "chunks"; chunks: number; ms: number }
+  /** A snapshot was not used: unreadable, tampered with or of another keyword analysis. It is deleted. */
   | { type: "snapshot.rejected"; corpusId: string; reason: string }
   | { type: "snapshot.written"; corpusId: string; chunks: number; bytes: number; ms: number }
   | { type: "snapshot.failed"; corpusId: string; error: string };
@@ -35,6 +37,9 @@ export interface CorpusIndexesOptions {
 }
 
 const DEFAULT_SNAPSHOT_MIN_CHUNKS = 5000;
+
+/** A keyword analysis made for a chunk stored without one, sealed, to store. */
+type AnalysedTerms = { id: string; terms: Buffer };
 const DEFAULT_SNAPSHOT_DELAY_MS = 30_000;
 
 export class CorpusIndexes {
@@ -74,9 +79,11 @@ export class CorpusIndexes {
         const started = performance.now();
         const cipher = await this.keyring.cipher(corpusId);
         const fromSnapshot = await this.openSnapshot(corpusId, cipher);
-        const opened = fromSnapshot ?? (await this.build(corpusId, cipher));
-        this.options.onEvent?.({ type: "opened", corpusId, from: fromSnapshot ? "snapshot" : "chunks", chunks: opened.size, ms: Math.round(performance.now() - started) });
-        if (fromSnapshot) this.snapshotVersions.set(corpusId, opened.version);
+        const opened = fromSnapshot?.index ?? (await this.build(corpusId, cipher));
+        const ms = Math.round(performance.now() - started);
+        this.options.onEvent?.(fromSnapshot ? { type: "opened", corpusId, from: "snapshot", chunks: opened.size, ms, added: fromSnapshot.added, removed: fromSnapshot.removed } : { type: "opened", corpusId, from: "chunks", chunks: opened.size, ms });
+        // A snapshot used as it was is current; one brought up to date, or none, is (re)written.
+        if (fromSnapshot && fromSnapshot.added + fromSnapshot.removed === 0) this.snapshotVersions.set(corpusId, opened.version);
         else this.schedule(corpusId, opened, 0);
         return opened;
       })();
@@ -87,10 +94,12 @@ export class CorpusIndexes {
   }
 
   /**
-   * The index from the corpus's snapshot, or null when it has none that holds exactly its
-   * chunks (a snapshot that is stale, unreadable or tampered with is deleted).
+   * The index from the corpus's snapshot, or null when it has none it can use (one that
+   * is unreadable, tampered with or of another keyword analysis is deleted). A snapshot
+   * older than the corpus's chunks is brought up to date: chunks stored since are
+   * decrypted and added, chunks deleted since removed (`reconciled` says how many).
    */
-  private async openSnapshot(corpusId: string, cipher: DataCipher): Promise<CorpusIndex | null> {
+  private async openSnapshot(corpusId: string, cipher: DataCipher): Promise<{ index: CorpusIndex; added: number; removed: number } | null> {
     const files = this.options.snapshots;
     const reader = await files?.openRead(corpusId);
     if (!files || !reader) return null;
@@ -98,8 +107,18 @@ export class CorpusIndexes {
     try {
       const snapshot = await openIndexSnapshot(reader, cipher, corpusId);
       if (snapshot.analysisVersion !== KEYWORD_ANALYSIS_VERSION) reason = "made by another keyword analysis";
-      else if (snapshot.fingerprint !== fingerprintIds(this.chunks.iterateIds(corpusId))) reason = "the corpus's chunks changed since";
-      else return await CorpusIndex.openFromSnapshot(await this.db(), corpusId, snapshot);
+      else {
+        const stored = [...this.chunks.iterateIds(corpusId)];
+        const index = await CorpusIndex.openFromSnapshot(await this.db(), corpusId, snapshot);
+        try {
+          const changes = snapshot.fingerprint === fingerprintIds(stored) ? { added: 0, removed: 0 } : await this.reconcile(index, stored, cipher);
+          index.startVectorIndex();
+          return { index, ...changes };
+        } catch (error) {
+          await index.close().catch(() => undefined);
+          throw error;
+        }
+      }
     } catch (error) {
       reason = (error as Error).message;
     } finally {
@@ -110,31 +129,51 @@ export class CorpusIndexes {
     return null;
   }
 
-  /**
-   * The index built from the corpus's encrypted chunks: their vectors and stored keyword
-   * analyses are decrypted; a chunk without an analysis of the current version is analysed
-   * from its text, and the analysis stored for next time.
-   */
-  private async build(corpusId: string, cipher: DataCipher): Promise<CorpusIndex> {
-    const store = this.chunks;
-    const analysed: { id: string; terms: Buffer }[] = [];
-    function* decrypted(): Generator<IndexedChunk> {
-      for (const source of store.iterateIndexSources(corpusId)) {
-        const vector = openVector(cipher, source.id, source.vector);
-        const stored = source.terms && openTerms(cipher, source.id, source.terms);
-        if (stored) {
-          yield { id: source.id, documentId: source.documentId, vector, ...stored };
-          continue;
-        }
-        const content = source.content ?? store.contentOf(source.id);
-        if (!content) continue; // deleted meanwhile
-        const fresh = analyzeChunk(openContent(cipher, source.id, content).text);
-        analysed.push({ id: source.id, terms: sealTerms(cipher, source.id, fresh) });
-        yield { id: source.id, documentId: source.documentId, vector, ...fresh };
-      }
+  /** Makes `index` hold exactly the chunks `stored` (ascending ids): adds the missing, removes the gone. */
+  private async reconcile(index: CorpusIndex, stored: readonly string[], cipher: DataCipher): Promise<{ added: number; removed: number }> {
+    const held = await index.chunkIds();
+    const storedSet = new Set(stored);
+    const heldSet = new Set(held);
+    const gone = held.filter((id) => !storedSet.has(id));
+    const missing = stored.filter((id) => !heldSet.has(id));
+    await index.removeChunks(gone);
+    let added = 0;
+    for (let at = 0; at < missing.length; at += 2000) {
+      const analysed: AnalysedTerms[] = [];
+      const chunks = [...this.decrypt(this.chunks.indexSourcesOf(missing.slice(at, at + 2000)), cipher, analysed)];
+      await index.add(chunks);
+      if (analysed.length > 0) this.chunks.setTerms(analysed);
+      added += chunks.length;
     }
-    const opened = await CorpusIndex.open(await this.db(), corpusId, decrypted());
-    if (analysed.length > 0) store.setTerms(analysed);
+    return { added, removed: gone.length };
+  }
+
+  /**
+   * Decrypts index sources into chunks to index: their vectors and stored keyword
+   * analyses; a chunk without an analysis of the current version is analysed from its
+   * text, and the analysis sealed into `analysed`, to store.
+   */
+  private *decrypt(sources: Iterable<IndexSource>, cipher: DataCipher, analysed: AnalysedTerms[]): Generator<IndexedChunk> {
+    for (const source of sources) {
+      const vector = openVector(cipher, source.id, source.vector);
+      const stored = source.terms && openTerms(cipher, source.id, source.terms);
+      if (stored) {
+        yield { id: source.id, documentId: source.documentId, vector, ...stored };
+        continue;
+      }
+      const content = source.content ?? this.chunks.contentOf(source.id);
+      if (!content) continue; // deleted meanwhile
+      const fresh = analyzeChunk(openContent(cipher, source.id, content).text);
+      analysed.push({ id: source.id, terms: sealTerms(cipher, source.id, fresh) });
+      yield { id: source.id, documentId: source.documentId, vector, ...fresh };
+    }
+  }
+
+  /** The index built from the corpus's encrypted chunks. */
+  private async build(corpusId: string, cipher: DataCipher): Promise<CorpusIndex> {
+    const analysed: AnalysedTerms[] = [];
+    const opened = await CorpusIndex.open(await this.db(), corpusId, this.decrypt(this.chunks.iterateIndexSources(corpusId), cipher, analysed));
+    if (analysed.length > 0) this.chunks.setTerms(analysed);
     return opened;
   }
 
