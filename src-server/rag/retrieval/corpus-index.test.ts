@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import * as lancedb from "@lancedb/lancedb";
 import { CorpusIndex, type IndexedChunk } from "./corpus-index.js";
+import { lancedb, type LanceDb } from "./lance-modules.js";
 
 const unit = (values: number[]) => {
   const norm = Math.hypot(...values);
@@ -16,7 +16,7 @@ const chunks: IndexedChunk[] = [
 ];
 
 describe("CorpusIndex (in-memory LanceDB)", () => {
-  let db: lancedb.Connection;
+  let db: LanceDb.Connection;
   let index: CorpusIndex;
   before(async () => {
     db = await lancedb.connect("memory://");
@@ -143,7 +143,7 @@ describe("CorpusIndex at scale (vector index built in the background)", () => {
   const near = (t: number) => unit(centres[t]!.map((c) => c + (random() - 0.5) * 0.5));
   const N = 24_000; // above the size that gets a vector index
   const many: IndexedChunk[] = Array.from({ length: N }, (_, i) => ({ id: `chk_${i}`, documentId: `doc_${Math.floor(i / 40)}`, terms: `t${i % TOPICS} w${i}`, language: "en", vector: near(i % TOPICS) }));
-  let db: lancedb.Connection;
+  let db: LanceDb.Connection;
   let index: CorpusIndex;
   before(async () => {
     db = await lancedb.connect("memory://");

@@ -3,8 +3,7 @@
  * index, and an IVF_RQ vector index once the corpus is large) built from decrypted
  * chunks and kept in step with indexing and deletion. Nothing of it touches the disk.
  */
-import * as lancedb from "@lancedb/lancedb";
-import { arrow, type Arrow } from "./arrow.js";
+import { arrow, lancedb, type Arrow, type LanceDb } from "./lance-modules.js";
 import { float16Values, writeFloat16 } from "./float16.js";
 import { fingerprintIds, SNAPSHOT_COLUMNS, type OpenedSnapshot, type SnapshotContent } from "./index-snapshot.js";
 import { analyzeChunk, analyzeQueryWithLanguage, type KeywordLanguage } from "./keyword-analysis.js";
@@ -137,7 +136,7 @@ function toArrow(chunks: readonly IndexedChunk[]): { table: Arrow.Table; terms: 
 }
 
 export class CorpusIndex {
-  private table: lancedb.Table | null = null;
+  private table: LanceDb.Table | null = null;
   private unoptimizedRows = 0;
   private rows = 0;
   private changes = 0;
@@ -149,7 +148,7 @@ export class CorpusIndex {
   private readonly termChunks = new Map<string, number>();
 
   private constructor(
-    private readonly db: lancedb.Connection,
+    private readonly db: LanceDb.Connection,
     private readonly name: string,
   ) {}
 
@@ -158,7 +157,7 @@ export class CorpusIndex {
    * corpus's vector index is then built in the background (`vectorIndexBuilt`); until it
    * is ready, vector search compares with every chunk.
    */
-  static async open(db: lancedb.Connection, corpusId: string, chunks: Iterable<IndexedChunk>): Promise<CorpusIndex> {
+  static async open(db: LanceDb.Connection, corpusId: string, chunks: Iterable<IndexedChunk>): Promise<CorpusIndex> {
     const index = new CorpusIndex(db, corpusId);
     function* tables(): Generator<Arrow.Table> {
       let batch: IndexedChunk[] = [];
@@ -180,7 +179,7 @@ export class CorpusIndex {
    * written, Arrow tables with the `SNAPSHOT_COLUMNS`, and its term statistics. Its vector
    * index waits for `startVectorIndex` (the caller may first bring the rows up to date).
    */
-  static async openFromSnapshot(db: lancedb.Connection, corpusId: string, snapshot: OpenedSnapshot): Promise<CorpusIndex> {
+  static async openFromSnapshot(db: LanceDb.Connection, corpusId: string, snapshot: OpenedSnapshot): Promise<CorpusIndex> {
     const index = new CorpusIndex(db, corpusId);
     index.vectorIndexDeferred = true;
     await index.load(snapshot.batches());

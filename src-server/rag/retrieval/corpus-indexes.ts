@@ -6,7 +6,6 @@
  * the server stops; a document's deletion deletes the snapshot at once (it held the
  * document's vectors and terms).
  */
-import * as lancedb from "@lancedb/lancedb";
 import type { CorpusKeyring } from "../../security/corpus-keyring.js";
 import type { DataCipher } from "../../security/data-cipher.js";
 import type { ChunkStore, IndexSource } from "../../store/chunk-store.js";
@@ -15,6 +14,7 @@ import { openContent, openTerms, openVector, sealTerms } from "../chunk-codec.js
 import { CorpusIndex, type IndexedChunk } from "./corpus-index.js";
 import { fingerprintIds, openIndexSnapshot, writeIndexSnapshot } from "./index-snapshot.js";
 import { analyzeChunk, KEYWORD_ANALYSIS_VERSION } from "./keyword-analysis.js";
+import { lancedb, type LanceDb } from "./lance-modules.js";
 
 /** What happened to a corpus's index, for the log. */
 export type CorpusIndexEvent =
@@ -43,7 +43,7 @@ type AnalysedTerms = { id: string; terms: Buffer };
 const DEFAULT_SNAPSHOT_DELAY_MS = 30_000;
 
 export class CorpusIndexes {
-  private connection: Promise<lancedb.Connection> | undefined;
+  private connection: Promise<LanceDb.Connection> | undefined;
   private readonly indexes = new Map<string, Promise<CorpusIndex>>();
   /** Per corpus: the index version its snapshot on disk holds. */
   private readonly snapshotVersions = new Map<string, number>();
@@ -61,7 +61,7 @@ export class CorpusIndexes {
     this.delayMs = options.snapshotDelayMs ?? DEFAULT_SNAPSHOT_DELAY_MS;
   }
 
-  private db(): Promise<lancedb.Connection> {
+  private db(): Promise<LanceDb.Connection> {
     this.connection ??= lancedb.connect("memory://");
     return this.connection;
   }

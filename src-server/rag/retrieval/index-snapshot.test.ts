@@ -6,7 +6,7 @@ import { after, before, describe, it } from "node:test";
 import { newId } from "../../ids.js";
 import { DataCipher, newDataKey } from "../../security/data-cipher.js";
 import { SnapshotFiles } from "../../store/snapshot-files.js";
-import { arrow, type Arrow } from "./arrow.js";
+import { arrow, type Arrow } from "./lance-modules.js";
 import { writeFloat16 } from "./float16.js";
 import { fingerprintIds, openIndexSnapshot, writeIndexSnapshot, type SnapshotContent } from "./index-snapshot.js";
 

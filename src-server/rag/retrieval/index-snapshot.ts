@@ -13,7 +13,7 @@
  * are Arrow IPC streams; the last segment holds the row count and the term statistics.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { arrow, type Arrow } from "./arrow.js";
+import { arrow, type Arrow } from "./lance-modules.js";
 import type { DataCipher } from "../../security/data-cipher.js";
 import type { SnapshotReader, SnapshotWriter } from "../../store/snapshot-files.js";
 import { KEYWORD_ANALYSIS_VERSION } from "./keyword-analysis.js";
