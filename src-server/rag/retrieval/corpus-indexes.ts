@@ -97,7 +97,7 @@ export class CorpusIndexes {
    * The index from the corpus's snapshot, or null when it has none it can use (one that
    * is unreadable, tampered with or of another keyword analysis is deleted). A snapshot
    * older than the corpus's chunks is brought up to date: chunks stored since are
-   * decrypted and added, chunks deleted since removed (`reconciled` says how many).
+   * decrypted and added, chunks deleted since removed (and counted in the result).
    */
   private async openSnapshot(corpusId: string, cipher: DataCipher): Promise<{ index: CorpusIndex; added: number; removed: number } | null> {
     const files = this.options.snapshots;
