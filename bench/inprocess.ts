@@ -4,7 +4,7 @@
  * line on stdin and answers one JSON line on stdout, so the benchmark can alternate
  * reference and API runs and the machine's drift hits both alike.
  *
- *   {"op":"chat","prompt":"...","maxTokens":128} → {"ttftMs","decodeMs","tokens"}
+ *   {"op":"chat","prompt":"...","maxTokens":128,"fresh":true} → {"ttftMs","decodeMs","tokens"}
  *   {"op":"embed","inputs":["..."]}               → {"count","ms"}
  */
 import { createInterface } from "node:readline";
@@ -18,7 +18,9 @@ const sequence = context?.getSequence();
 const wrapper = resolveChatWrapper(model);
 const embedders: LlamaEmbeddingContext[] = [];
 
-async function chat(prompt: string, maxTokens: number) {
+async function chat(prompt: string, maxTokens: number, fresh: boolean) {
+  // fresh: the whole prompt is evaluated, none of it reused from the previous run.
+  if (fresh) await sequence!.clearHistory();
   const session = new LlamaChat({ contextSequence: sequence!, chatWrapper: wrapper });
   const started = performance.now();
   let first = 0;
@@ -48,8 +50,8 @@ async function embed(inputs: string[]) {
 
 process.stdout.write(`${JSON.stringify({ ready: true })}\n`);
 for await (const line of createInterface({ input: process.stdin })) {
-  const request = JSON.parse(line) as { op: "chat"; prompt: string; maxTokens: number } | { op: "embed"; inputs: string[] };
-  const result = request.op === "chat" ? await chat(request.prompt, request.maxTokens) : await embed(request.inputs);
+  const request = JSON.parse(line) as { op: "chat"; prompt: string; maxTokens: number; fresh?: boolean } | { op: "embed"; inputs: string[] };
+  const result = request.op === "chat" ? await chat(request.prompt, request.maxTokens, request.fresh === true) : await embed(request.inputs);
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 for (const embedder of embedders) await embedder.dispose();
