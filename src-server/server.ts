@@ -422,6 +422,7 @@ function composeRag(config: Config, db: Database, registry: ModelRegistry, engin
       targetTokens: config.rag.chunkTargetTokens,
       maxTokens: config.rag.chunkMaxTokens,
       overlapTokens: config.rag.chunkOverlapTokens,
+      semanticBreakpoints: config.rag.semanticBreakpoints,
       embedBatch: config.rag.embedBatch,
       parseTimeoutMs: config.rag.parseTimeoutSeconds * 1000,
       parseMemoryMb: config.rag.parseMemoryMb,

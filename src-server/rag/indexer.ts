@@ -16,6 +16,7 @@ import type { DocumentRecord, DocumentStore } from "../store/document-store.js";
 import { sealContent, sealTerms, sealVector } from "./chunk-codec.js";
 import { analyzeChunk } from "./retrieval/keyword-analysis.js";
 import { chunkDocument } from "./chunking/chunk-document.js";
+import type { SemanticBreakpoints } from "./chunking/types.js";
 import type { CorpusEvents } from "./corpus-events.js";
 import { ParserPool } from "./ingest/parse-document.js";
 import { ParseError } from "./ingest/types.js";
@@ -28,6 +29,8 @@ export interface IndexerOptions {
   maxTokens: number;
   /** Fixed-window overlap, in tokens. */
   overlapTokens: number;
+  /** Semantic chunking: how topic shifts are found (default lexical). */
+  semanticBreakpoints?: SemanticBreakpoints | undefined;
   /** Chunks embedded per engine call. */
   embedBatch: number;
   /** Parser limits for hostile input. */
@@ -160,7 +163,7 @@ export class Indexer {
       const maxTokens = Math.min(this.options.maxTokens, tokenizer.maxEmbeddingTokens - promptTokens);
       const drafts = await chunkDocument(
         parsed,
-        { strategy: corpus.chunking, maxTokens, targetTokens: Math.min(this.options.targetTokens, maxTokens), overlapTokens: this.options.overlapTokens },
+        { strategy: corpus.chunking, maxTokens, targetTokens: Math.min(this.options.targetTokens, maxTokens), overlapTokens: this.options.overlapTokens, breakpoints: this.options.semanticBreakpoints },
         { countTokens: (text) => tokenizer.countTokens(text), embed: (texts) => embed(texts) },
       );
       const vectors = await embed(

@@ -4,41 +4,62 @@ import { semanticChunker } from "./semantic-chunker.js";
 import { assertValidChunks, fakeCountTokens, fakeDeps, h, list, makeDocument, options, p, table, TWO_TOPICS_EN, TWO_TOPICS_MS } from "../../../test/helpers/chunking-documents.js";
 
 const opts = options("semantic", { maxTokens: 256, targetTokens: 200 });
+/** Topic shifts from sentence embeddings (the fake embeds each sentence by its topic words). */
+const byEmbedding = { ...opts, breakpoints: "embedding" as const };
 
 describe("semanticChunker", () => {
   for (const [language, sentences] of [
     ["English", TWO_TOPICS_EN],
     ["Malay", TWO_TOPICS_MS],
   ] as const) {
-    it(`cuts one ${language} section between its two topics`, async () => {
-      const doc = makeDocument([h(1, "Berita"), p(sentences.join(" "))]);
-      const chunks = await semanticChunker(doc, opts, fakeDeps());
-      assertValidChunks(doc, chunks, opts);
-      assert.equal(chunks.length, 2);
-      assert.ok(chunks[0]!.text.endsWith(sentences[5]!), chunks[0]!.text);
-      assert.ok(chunks[1]!.text.startsWith(sentences[6]!), chunks[1]!.text);
-      assert.deepEqual(chunks.map((c) => c.headingPath), [["Berita"], ["Berita"]]);
-    });
+    for (const breakpoints of ["lexical", "embedding"] as const) {
+      it(`cuts one ${language} section between its two topics (topic shifts from ${breakpoints === "lexical" ? "words" : "sentence embeddings"})`, async () => {
+        const doc = makeDocument([h(1, "Berita"), p(sentences.join(" "))]);
+        const deps = fakeDeps();
+        const chunks = await semanticChunker(doc, { ...opts, breakpoints }, deps);
+        assertValidChunks(doc, chunks, opts);
+        assert.equal(chunks.length, 2);
+        assert.ok(chunks[0]!.text.endsWith(sentences[5]!), chunks[0]!.text);
+        assert.ok(chunks[1]!.text.startsWith(sentences[6]!), chunks[1]!.text);
+        assert.deepEqual(chunks.map((c) => c.headingPath), [["Berita"], ["Berita"]]);
+        // From words, nothing is embedded: the chunks' text is embedded once, by the indexer.
+        assert.equal(deps.embedCalls, breakpoints === "lexical" ? 0 : 1);
+      });
+    }
   }
+
+  it("finds topic shifts from words by default", async () => {
+    const doc = makeDocument([p(TWO_TOPICS_EN.join(" ")), p(TWO_TOPICS_MS.join(" "))]);
+    const deps = fakeDeps();
+    const chunks = await semanticChunker(doc, opts, deps);
+    assert.equal(deps.embedCalls, 0);
+    assert.ok(chunks.length >= 3, `${chunks.length} chunks`);
+  });
+
+  it("does not cut where the words stay on one topic", async () => {
+    const doc = makeDocument([p(TWO_TOPICS_EN.slice(0, 6).join(" ") + " " + TWO_TOPICS_EN.slice(0, 6).join(" "))]);
+    const chunks = await semanticChunker(doc, opts, fakeDeps());
+    assert.equal(chunks.length, 1);
+  });
 
   it("does not cut where the embeddings see no topic shift", async () => {
     const doc = makeDocument([p(TWO_TOPICS_EN.join(" "))]);
     const same = { countTokens: fakeCountTokens, embed: (texts: string[]) => Promise.resolve(texts.map(() => Float32Array.of(1, 0))) };
-    const chunks = await semanticChunker(doc, opts, same);
+    const chunks = await semanticChunker(doc, byEmbedding, same);
     assert.equal(chunks.length, 1);
   });
 
   it("embeds all sentences of a document in one call", async () => {
     const doc = makeDocument([h(1, "A"), p(TWO_TOPICS_EN.join(" ")), h(1, "B"), p(TWO_TOPICS_MS.join(" "))]);
     const deps = fakeDeps();
-    await semanticChunker(doc, opts, deps);
+    await semanticChunker(doc, byEmbedding, deps);
     assert.equal(deps.embedCalls, 1);
   });
 
   it("does not embed sections too small to cut", async () => {
     const doc = makeDocument([h(1, "Ringkas"), p("Satu ayat. Dua ayat.")]);
     const deps = fakeDeps();
-    const chunks = await semanticChunker(doc, opts, deps);
+    const chunks = await semanticChunker(doc, byEmbedding, deps);
     assert.equal(deps.embedCalls, 0);
     assert.equal(chunks.length, 1);
   });
@@ -101,6 +122,6 @@ describe("semanticChunker", () => {
   it("fails when embed returns the wrong number of vectors", async () => {
     const doc = makeDocument([p(TWO_TOPICS_EN.join(" "))]);
     const deps = { countTokens: fakeCountTokens, embed: () => Promise.resolve([new Float32Array(4)]) };
-    await assert.rejects(semanticChunker(doc, opts, deps), /embed returned 1 vectors for 12 texts/);
+    await assert.rejects(semanticChunker(doc, byEmbedding, deps), /embed returned 1 vectors for 12 texts/);
   });
 });

@@ -1,9 +1,16 @@
 /**
  * Semantic chunking, the default. Structure first: a heading starts a new section (and
  * opens its first chunk); lists, tables and code blocks stay whole when they fit; page
- * changes may fall inside a chunk (recorded in its page range). Within a section, meaning
- * decides: sentences are embedded (the whole document in a few large batches) and chunks
- * are cut where neighbouring sentences drift furthest apart, relative to the document.
+ * changes may fall inside a chunk (recorded in its page range). Within a section, the
+ * topic decides: chunks are cut where neighbouring sentences drift furthest apart,
+ * relative to the document. How far apart two runs of sentences are is measured from
+ * their words (`breakpoints: "lexical"`, the default: lexical-cohesion.ts), or from
+ * sentence embeddings (`"embedding"`: the whole document in a few large batches).
+ *
+ * Lexical is the default because it costs no embedding: with sentence embeddings every
+ * sentence is embedded and then again as part of its chunk, which doubled indexing time,
+ * and on the bilingual eval set and BEIR SciFact the chunks it makes retrieve as well
+ * (docs/EVALUATION.md, "Topic shifts from words").
  */
 import type { ParsedDocument } from "../ingest/types.js";
 import { blockUnits, splitBlock, UnitCosts, type Unit } from "./block-units.js";
@@ -11,6 +18,7 @@ import { buildChunks } from "./chunk-builder.js";
 import { createChunkContext, type ChunkContext } from "./chunk-context.js";
 import { sectionCuts } from "./section-cuts.js";
 import { gapDistances, percentile } from "./semantic-breakpoints.js";
+import { lexicalVectors } from "./lexical-cohesion.js";
 import type { TextSpan } from "./text-span.js";
 import type { ChunkDraft, ChunkerDeps, ChunkOptions } from "./types.js";
 
@@ -24,8 +32,8 @@ const MIN_CHUNK_FRACTION = 0.25;
 const EMBED_BATCH = 512;
 
 /**
- * Chunks `doc` at structural boundaries and, within sections, at embedding-similarity
- * breakpoints. Chunks aim at `options.targetTokens`, are never cut at a topic shift below
+ * Chunks `doc` at structural boundaries and, within sections, at topic shifts (from words
+ * or from sentence embeddings, as `options.breakpoints` says). Chunks aim at `options.targetTokens`, are never cut at a topic shift below
  * a quarter of it, and never exceed `options.maxTokens`.
  * @throws Error when `deps.embed` returns a different number of vectors than it was given.
  */
@@ -34,10 +42,10 @@ export async function semanticChunker(doc: ParsedDocument, options: ChunkOptions
   const minTokens = Math.max(1, Math.round(options.targetTokens * MIN_CHUNK_FRACTION));
   const sections = sectionUnits(ctx).map((units) => new UnitCosts(ctx, units));
 
-  // Only sections big enough to hold two chunks can be cut by meaning; only their text is embedded.
+  // Only sections big enough to hold two chunks can be cut by topic; only their sentences are compared.
   const wanted = sections.map((costs) => costs.units.length > 1 && costs.cost(0, costs.units.length - 1) >= 2 * minTokens);
   const texts = sections.flatMap((costs, s) => (wanted[s] ? costs.units.filter((u) => !u.heading).map((u) => doc.text.slice(u.start, u.end)) : []));
-  const vectors = await embedAll(deps, texts);
+  const vectors = (options.breakpoints ?? "lexical") === "lexical" ? lexicalVectors(texts) : await embedAll(deps, texts);
 
   let next = 0;
   const distances = sections.map((costs, s) =>

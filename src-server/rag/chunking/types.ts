@@ -44,6 +44,14 @@ export interface ChunkOptions {
   targetTokens: number;
   /** Fixed windows only: tokens shared by consecutive chunks. */
   overlapTokens: number;
+  /**
+   * Semantic chunking only: how topic shifts are found. `lexical` (the default): from the
+   * sentences' stemmed words, nothing embedded, so each chunk's text is embedded once;
+   * `embedding`: from sentence embeddings, which embeds the text twice (sentences, then chunks).
+   */
+  breakpoints?: SemanticBreakpoints | undefined;
 }
+
+export type SemanticBreakpoints = "lexical" | "embedding";
 
 export type Chunker = (doc: ParsedDocument, options: ChunkOptions, deps: ChunkerDeps) => Promise<ChunkDraft[]>;
