@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { LEXICAL_DIMENSIONS, lexicalVectors } from "./lexical-cohesion.js";
-import { cosine, gapDistances } from "./semantic-breakpoints.js";
+import { cosine as denseCosine, gapDistances, toDense, type SparseVector } from "./semantic-breakpoints.js";
 import { TWO_TOPICS_EN, TWO_TOPICS_MS } from "../../../test/helpers/chunking-documents.js";
 
-const norm = (v: Float32Array) => Math.sqrt(v.reduce((s, x) => s + x * x, 0));
+const norm = (v: SparseVector) => Math.sqrt(v.values.reduce((s, x) => s + x * x, 0));
+const cosine = (a: SparseVector, b: SparseVector) => denseCosine(toDense(a), toDense(b));
 
 describe("lexicalVectors", () => {
   for (const [language, sentences] of [
@@ -43,6 +44,14 @@ describe("lexicalVectors", () => {
     assert.ok(Math.abs(norm(vectors[0]!) - 1) < 1e-6);
     assert.equal(norm(vectors[1]!), 0);
     assert.equal(norm(vectors[2]!), 0);
+  });
+
+  it("gives the distances its dense form gives, exactly", () => {
+    const sentences = [...TWO_TOPICS_EN, "It is.", ...TWO_TOPICS_MS];
+    const sparse = lexicalVectors(sentences);
+    for (const v of sparse) assert.ok(v.indexes.length < 20, "only the sentence's own dimensions are kept");
+    assert.deepEqual(gapDistances(sparse, 2), gapDistances(sparse.map(toDense), 2));
+    assert.deepEqual(gapDistances([sparse[0]!, null, ...sparse.slice(1, 5)], 3), gapDistances([toDense(sparse[0]!), null, ...sparse.slice(1, 5).map(toDense)], 3));
   });
 
   it("handles no texts", () => {

@@ -7,6 +7,7 @@
  * per document), so `flood`/`floods` and `banjir`/`kebanjiran` count as the same word.
  */
 import { detectLanguage, isStopWord, stem, tokenize, type KeywordLanguage } from "../retrieval/keyword-analysis.js";
+import type { SparseVector } from "./semantic-breakpoints.js";
 
 /** Hashed dimensions: collisions among a document's few thousand stems stay rare enough. */
 export const LEXICAL_DIMENSIONS = 1024;
@@ -24,24 +25,31 @@ function dimensionOf(term: string): number {
 /**
  * One vector per text (the sentences of one document, in order): term frequency × inverse
  * document frequency over these texts, scaled to unit length. A text with no content words
- * gets a zero vector (its distance to anything is 1).
+ * gets a zero vector (its distance to anything is 1). Sparse: a sentence has a few dozen
+ * words, and a document may have hundreds of thousands of sentences.
  */
-export function lexicalVectors(texts: readonly string[]): Float32Array[] {
+export function lexicalVectors(texts: readonly string[]): SparseVector[] {
   const tokens = texts.map(tokenize);
   const language: KeywordLanguage = detectLanguage(tokens.flat());
   const terms = tokens.map((words) => words.filter((w) => !isStopWord(w)).map((w) => stem(w, language)));
   const documentFrequency = new Map<string, number>();
   for (const list of terms) for (const term of new Set(list)) documentFrequency.set(term, (documentFrequency.get(term) ?? 0) + 1);
   const n = texts.length;
+  // Each sentence is weighed in one dense scratch vector (float32, as a dense vector would
+  // be), then its non-zero dimensions are kept and the scratch is cleared.
+  const scratch = new Float32Array(LEXICAL_DIMENSIONS);
   return terms.map((list) => {
-    const vector = new Float32Array(LEXICAL_DIMENSIONS);
-    for (const term of list) vector[dimensionOf(term)]! += Math.log(1 + n / documentFrequency.get(term)!);
+    const touched = [...new Set(list.map(dimensionOf))].sort((a, b) => a - b);
+    for (const term of list) scratch[dimensionOf(term)]! += Math.log(1 + n / documentFrequency.get(term)!);
     let norm = 0;
-    for (const x of vector) norm += x * x;
-    if (norm > 0) {
-      const scale = 1 / Math.sqrt(norm);
-      for (let i = 0; i < vector.length; i++) vector[i]! *= scale;
-    }
-    return vector;
+    for (const d of touched) norm += scratch[d]! * scratch[d]!;
+    const scale = norm > 0 ? 1 / Math.sqrt(norm) : 0;
+    const indexes = Uint32Array.from(touched);
+    const values = new Float32Array(touched.length);
+    touched.forEach((d, j) => {
+      values[j] = scratch[d]! * scale;
+      scratch[d] = 0;
+    });
+    return { length: LEXICAL_DIMENSIONS, indexes, values };
   });
 }

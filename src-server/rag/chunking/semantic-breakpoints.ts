@@ -10,7 +10,7 @@
  * next to the gap, so one odd sentence does not make a breakpoint. Null where either
  * neighbour has no vector (headings, units not embedded); windows do not reach past one.
  */
-export function gapDistances(vectors: readonly (Float32Array | null)[], window: number): (number | null)[] {
+export function gapDistances(vectors: readonly (Float32Array | SparseVector | null)[], window: number): (number | null)[] {
   const out: (number | null)[] = [null];
   for (let i = 1; i < vectors.length; i++) {
     if (vectors[i - 1] === null || vectors[i] === null) {
@@ -52,14 +52,32 @@ export function cosine(a: Float32Array, b: Float32Array): number {
   return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
 }
 
+/**
+ * A vector of `length` dimensions that are mostly zero: the others' positions (ascending)
+ * and values. Summed, it gives exactly what its dense form gives (adding zero changes nothing).
+ */
+export interface SparseVector {
+  readonly length: number;
+  readonly indexes: Uint32Array;
+  readonly values: Float32Array;
+}
+
+/** The dense form of a sparse vector. */
+export function toDense(vector: SparseVector): Float32Array {
+  const dense = new Float32Array(vector.length);
+  for (let j = 0; j < vector.indexes.length; j++) dense[vector.indexes[j]!] = vector.values[j]!;
+  return dense;
+}
+
 /** Sum (direction of the mean) of up to `window` non-null vectors from `from`, stepping by `step`. */
-function meanOf(vectors: readonly (Float32Array | null)[], from: number, step: 1 | -1, window: number): Float32Array {
+function meanOf(vectors: readonly (Float32Array | SparseVector | null)[], from: number, step: 1 | -1, window: number): Float32Array {
   const first = vectors[from]!;
   const sum = new Float32Array(first.length);
   for (let k = 0, i = from; k < window && i >= 0 && i < vectors.length; k++, i += step) {
     const v = vectors[i];
     if (v === null || v === undefined) break;
-    for (let d = 0; d < sum.length; d++) sum[d] = sum[d]! + v[d]!;
+    if (v instanceof Float32Array) for (let d = 0; d < sum.length; d++) sum[d] = sum[d]! + v[d]!;
+    else for (let j = 0; j < v.indexes.length; j++) sum[v.indexes[j]!] = sum[v.indexes[j]!]! + v.values[j]!;
   }
   return sum;
 }
