@@ -176,7 +176,7 @@ export const ConfigSchema = z
         /** Hybrid search: `convex` (normalised scores, weighted) or `rrf` (reciprocal rank fusion). */
         hybridFusion: z.enum(["convex", "dbsf", "rrf"]).default("convex"),
         /** Convex fusion: weight of the vector list, 0–1 (the keyword list gets the rest). */
-        hybridVectorWeight: z.number().min(0).max(1).default(0.6),
+        hybridVectorWeight: z.number().min(0).max(1).default(0.67),
         /**
          * How the keyword weight adapts per question (`score-fusion.ts` `KeywordTrust`):
          * `squared` (default; holds on the bilingual set), `linear`, `language` (best on

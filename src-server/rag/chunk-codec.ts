@@ -11,6 +11,12 @@ export interface ChunkContent {
    * page-less formats and for chunks stored before it was recorded.
    */
   pageBreaks?: PageBreak[];
+  /**
+   * The passage's context line (document title, enclosing headings; `passage-context.ts`),
+   * embedded and keyword-analysed before the text. Absent when there is none, and for
+   * chunks stored before it was recorded.
+   */
+  context?: string;
 }
 
 export function sealContent(cipher: DataCipher, chunkId: string, content: ChunkContent): Buffer {

@@ -14,6 +14,7 @@ import type { ChunkStore, SealedChunk } from "../store/chunk-store.js";
 import type { CorpusStore } from "../store/corpus-store.js";
 import type { DocumentRecord, DocumentStore } from "../store/document-store.js";
 import { sealContent, sealTerms, sealVector } from "./chunk-codec.js";
+import { CONTEXT_MAX_TOKENS, fitContext, passageContext, withContext } from "./chunking/passage-context.js";
 import { analyzeChunk } from "./retrieval/keyword-analysis.js";
 import { chunkDocument } from "./chunking/chunk-document.js";
 import type { SemanticBreakpoints } from "./chunking/types.js";
@@ -160,18 +161,21 @@ export class Indexer {
         return out;
       };
       const promptTokens = prompt ? tokenizer.countTokens(prompt) : 0;
-      const maxTokens = Math.min(this.options.maxTokens, tokenizer.maxEmbeddingTokens - promptTokens);
+      // A document with a title or headings gives its passages a context line (passage-context.ts): room is kept for it.
+      const contextTokens = parsed.title || parsed.blocks.some((b) => b.kind === "heading") ? CONTEXT_MAX_TOKENS : 0;
+      const maxTokens = Math.min(this.options.maxTokens, tokenizer.maxEmbeddingTokens - promptTokens - contextTokens);
       const drafts = await chunkDocument(
         parsed,
         { strategy: corpus.chunking, maxTokens, targetTokens: Math.min(this.options.targetTokens, maxTokens), overlapTokens: this.options.overlapTokens, breakpoints: this.options.semanticBreakpoints },
         { countTokens: (text) => tokenizer.countTokens(text), embed: (texts) => embed(texts) },
       );
+      const contexts = drafts.map((d) => fitContext(passageContext(parsed.title, d.headingPath, d.text), contextTokens, (text) => tokenizer.countTokens(text)));
       const vectors = await embed(
-        drafts.map((d) => d.text),
+        drafts.map((d, i) => withContext(contexts[i], d.text)),
         (done) => progress("embedding", done, drafts.length),
       );
       progress("storing", drafts.length, drafts.length);
-      const analysed = drafts.map((d) => analyzeChunk(d.text));
+      const analysed = drafts.map((d, i) => analyzeChunk(withContext(contexts[i], d.text)));
       const sealed: SealedChunk[] = drafts.map((draft, i) => {
         const id = newId("chk_");
         return {
@@ -184,7 +188,7 @@ export class Indexer {
           pageStart: draft.pageStart,
           pageEnd: draft.pageEnd,
           tokenCount: draft.tokenCount,
-          content: sealContent(cipher, id, { text: draft.text, headingPath: draft.headingPath, ...(draft.pageBreaks.length > 0 ? { pageBreaks: draft.pageBreaks } : {}) }),
+          content: sealContent(cipher, id, { text: draft.text, headingPath: draft.headingPath, ...(draft.pageBreaks.length > 0 ? { pageBreaks: draft.pageBreaks } : {}), ...(contexts[i] ? { context: contexts[i] } : {}) }),
           vector: sealVector(cipher, id, vectors[i]!),
           terms: sealTerms(cipher, id, analysed[i]!),
         };

@@ -234,6 +234,39 @@ describe("grounded answers", () => {
     assert.equal((await t.call("POST", "/v1/rag/corpora", { name: "x", embedding_model: "minilm", embedding_prompts: { query: "q" } })).status, 400);
   });
 
+  it("embeds and keyword-indexes each passage with its document's title and headings, and cites the passage alone", async () => {
+    const id = (await t.call("POST", "/v1/rag/corpora", { name: "context lines", embedding_model: "minilm", chunking: "paragraph" })).json.id;
+    const shelters = "The school halls open at six in the evening. Each hall keeps blankets, drinking water and a first-aid kit for two hundred people, and volunteers register every family on arrival.";
+    const transport = "Buses leave from the bus terminal every thirty minutes while the roads stay open. Boats of the fire and rescue department take over when the water rises above half a metre.";
+    // Paragraphs of about 100 tokens each, against the 120-token target: a passage per paragraph.
+    const markdown = `# Kuantan flood relief plan\n\n## Shelters\n\n${shelters} ${shelters}\n\n${shelters} ${shelters}\n\n## Transport\n\n${transport} ${transport}\n\n${transport} ${transport}`;
+    const text = `Temerloh evacuation notes\n\n${shelters} ${shelters}\n\n${transport} ${transport}\n\n${transport} ${transport}`;
+    assert.equal((await upload(t, id, [{ name: "plan.md", content: markdown }, { name: "notes.txt", content: text }])).status, 202);
+    assert.equal((await waitForStatus(t, id)).status, "ready");
+    // The title's words find every passage of its document, though most do not contain them.
+    const byTitle = async (word: string, filename: string) => {
+      const hits = (await t.call("POST", `/v1/rag/corpora/${id}/search`, { query: word, search: "keyword", top_k: 20 })).json.data as { filename: string; text: string; heading_path: string[] }[];
+      return hits.filter((h) => h.filename === filename);
+    };
+    for (const [word, filename] of [["Kuantan", "plan.md"], ["Temerloh", "notes.txt"]] as const) {
+      const hits = await byTitle(word, filename);
+      assert.ok(hits.length >= 3, `${word}: ${hits.length} passages of ${filename}`);
+      assert.ok(hits.some((h) => !h.text.includes(word)), `${word} reaches passages that do not contain it`);
+    }
+    // The passage is embedded after its context line ("title › headings") and shown without it.
+    const transportHit = (await byTitle("Kuantan", "plan.md")).find((h) => h.text.startsWith("Buses"))!;
+    assert.ok(transportHit, "the Transport section's passage, which starts without its heading");
+    assert.deepEqual(transportHit.heading_path, ["Kuantan flood relief plan", "Transport"]);
+    const question = "When do the buses leave?";
+    const vectorHit = ((await t.call("POST", `/v1/rag/corpora/${id}/search`, { query: question, search: "vector", top_k: 20 })).json.data as { filename: string; text: string; score: number }[]).find((h) => h.filename === "plan.md" && h.text === transportHit.text)!;
+    const embed = async (input: string) => (await t.call("POST", "/v1/embeddings", { model: "minilm", input })).json.data[0].embedding as number[];
+    const cosine = (a: number[], b: number[]) => a.reduce((sum, x, i) => sum + x * b[i]!, 0) / Math.sqrt(a.reduce((sum, x) => sum + x * x, 0) * b.reduce((sum, x) => sum + x * x, 0));
+    const withContext = cosine(await embed(question), await embed(`Kuantan flood relief plan › Transport\n\n${transportHit.text}`));
+    const bare = cosine(await embed(question), await embed(transportHit.text));
+    assert.ok(Math.abs(vectorHit.score - withContext) < 1e-3, `score ${vectorHit.score} is the cosine with the context line ${withContext} (without: ${bare})`);
+    assert.ok(Math.abs(withContext - bare) > 1e-3, "the context line changes the vector, so the check above can fail");
+  });
+
   it("hides corpora from other workspaces (404, never the data)", async () => {
     const ws = (await t.call("POST", "/v1/admin/workspaces", { name: "Other team" })).json;
     const key = (await t.call("POST", `/v1/admin/workspaces/${ws.id}/api_keys`, { name: "k" })).json.secret;

@@ -15,8 +15,9 @@ describe("retrieval quality (multilingual-e5-small, 28 documents, 84 questions)"
     assert.equal(result.questions, 84);
     assert.ok(hybridHolds(result), "hybrid is worse than the better of vector and keyword");
     const hybrid = result.scores.find((s) => s.mode === "hybrid")!;
-    // Measured at 78.6 % / 68.3 %; a drop of more than ~5 points is a regression.
-    assert.ok(hybrid.recallAt5 >= 0.73, `hybrid recall@5 ${hybrid.recallAt5}`);
-    assert.ok(hybrid.ndcgAt10 >= 0.63, `hybrid nDCG@10 ${hybrid.ndcgAt10}`);
+    // Measured at 92.9 % / 83.8 % (passages embedded with their context lines; 83.3 % / 71.1 %
+    // without them); a drop of more than ~5 points is a regression.
+    assert.ok(hybrid.recallAt5 >= 0.88, `hybrid recall@5 ${hybrid.recallAt5}`);
+    assert.ok(hybrid.ndcgAt10 >= 0.78, `hybrid nDCG@10 ${hybrid.ndcgAt10}`);
   });
 });

@@ -38,6 +38,16 @@ describe("parseText", () => {
     assert.match(document.warnings[0] ?? "", /Windows-1252/);
     assert.equal(document.pageCount, null);
     assert.ok(document.blocks.every((b) => b.kind === "paragraph" && b.page === null));
+    assert.equal(document.title, "Café menu", "a one-line first paragraph above a longer one is the title");
+  });
+
+  it("takes a title only from a first paragraph of one short line above a longer paragraph", async () => {
+    const title = async (text: string) => (await parseText(Buffer.from(text))).title;
+    assert.equal(await title("PKD1 Inhibits AMPKα2\n\nProtein kinase D1 is a kinase that regulates many things."), "PKD1 Inhibits AMPKα2");
+    assert.equal(await title("Only one paragraph, however long it is."), null);
+    assert.equal(await title("Two lines\nin the first paragraph\n\nA much longer second paragraph follows here."), null);
+    assert.equal(await title("A first paragraph that is longer than the next.\n\nShort."), null);
+    assert.equal(await title(`${"x".repeat(301)}\n\n${"y".repeat(400)}`), null);
   });
 
   it("decodes the UTF-16 fixture", async () => {

@@ -13,6 +13,7 @@ import type { SnapshotFiles } from "../../store/snapshot-files.js";
 import { openContent, openTerms, openVector, sealTerms } from "../chunk-codec.js";
 import { CorpusIndex, type IndexedChunk } from "./corpus-index.js";
 import { fingerprintIds, openIndexSnapshot, writeIndexSnapshot } from "./index-snapshot.js";
+import { withContext } from "../chunking/passage-context.js";
 import { analyzeChunk, KEYWORD_ANALYSIS_VERSION } from "./keyword-analysis.js";
 import { lancedb, type LanceDb } from "./lance-modules.js";
 
@@ -163,7 +164,8 @@ export class CorpusIndexes {
       }
       const content = source.content ?? this.chunks.contentOf(source.id);
       if (!content) continue; // deleted meanwhile
-      const fresh = analyzeChunk(openContent(cipher, source.id, content).text);
+      const opened = openContent(cipher, source.id, content);
+      const fresh = analyzeChunk(withContext(opened.context, opened.text));
       analysed.push({ id: source.id, terms: sealTerms(cipher, source.id, fresh) });
       yield { id: source.id, documentId: source.documentId, vector, ...fresh };
     }
