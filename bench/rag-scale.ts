@@ -109,7 +109,7 @@ if (!OPEN) {
   const documents = new DocumentStore(db);
   new WorkspaceStore(db).insert({ id: "ws_default", name: "bench", createdAt: 0 });
   const corpusId = newId("corp_");
-  corpora.insert({ id: corpusId, workspaceId: "ws_default", name: "scale", chunking: "fixed", embeddingModel: "synthetic", dimensions: DIM, embeddingPrompts: { query: "", document: "" }, rerankModel: null, retentionDays: 30, metadata: {}, createdAt: 0, updatedAt: 0 }, await keyring.create(corpusId));
+  corpora.insert({ id: corpusId, workspaceId: "ws_default", name: "scale", chunking: "fixed", embeddingModel: "synthetic", dimensions: DIM, embeddingPrompts: { query: "", document: "" }, rerankModel: null, searchDefaults: null, retentionDays: 30, metadata: {}, createdAt: 0, updatedAt: 0 }, await keyring.create(corpusId));
   const cipher = await keyring.cipher(corpusId);
 
   const perDocument = Math.min(1000, N / 50);

@@ -69,7 +69,7 @@ async function run(chunkCount: number): Promise<void> {
   const service = new TombstoneService({ catalog: new TombstoneCatalog(db), cold, corpora, documents, chunks, blobs, keyring, clock: { now: () => now } });
 
   async function fill(): Promise<CorpusRecord> {
-    const corpus: CorpusRecord = { id: newId("corp_"), workspaceId: "ws_b", name: "bench", chunking: "fixed", embeddingModel: "m", dimensions: DIMS, embeddingPrompts: { query: "", document: "" }, rerankModel: null, retentionDays: 1, metadata: {}, createdAt: 1, updatedAt: 1 };
+    const corpus: CorpusRecord = { id: newId("corp_"), workspaceId: "ws_b", name: "bench", chunking: "fixed", embeddingModel: "m", dimensions: DIMS, embeddingPrompts: { query: "", document: "" }, rerankModel: null, searchDefaults: null, retentionDays: 1, metadata: {}, createdAt: 1, updatedAt: 1 };
     corpora.insert(corpus, await keyring.create(corpus.id));
     const cipher = await keyring.cipher(corpus.id);
     for (let d = 0; d * CHUNKS_PER_DOC < chunkCount; d++) {

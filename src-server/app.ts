@@ -17,6 +17,7 @@ import type { EmbeddingsService } from "./inference/embeddings-service.js";
 import type { RerankService } from "./inference/rerank-service.js";
 import type { ModelRegistry } from "./models/model-registry.js";
 import type { QueryService } from "./rag/answer/query-service.js";
+import type { SearchTuningService } from "./rag/search-tuning-service.js";
 import type { CorpusEvents } from "./rag/corpus-events.js";
 import type { CorpusService } from "./rag/corpus-service.js";
 import type { DocumentService } from "./rag/document-service.js";
@@ -68,7 +69,7 @@ export interface AppDeps {
   chat: ChatService;
   embeddings: EmbeddingsService;
   rerank: RerankService;
-  rag: { corpora: CorpusService; documents: DocumentService; queries: QueryService; sources: SourceService; events: CorpusEvents; tombstones: TombstoneService; upload: { maxFiles: number; maxFileBytes: number } };
+  rag: { corpora: CorpusService; documents: DocumentService; queries: QueryService; tuning: SearchTuningService; sources: SourceService; events: CorpusEvents; tombstones: TombstoneService; upload: { maxFiles: number; maxFileBytes: number } };
   conversations: ConversationService;
   responses: ResponseArchive;
   pulls: ModelPullService;
@@ -127,7 +128,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(embeddingsRoutes(deps.embeddings, admit, trail));
   app.use(rerankRoutes(deps.rerank, admit, trail));
   app.use(adminRoutes(deps.admin, deps.rateLimits, trail));
-  app.use(queryRoutes(deps.rag.queries, admit, trail));
+  app.use(queryRoutes(deps.rag.queries, deps.rag.tuning, admit, trail));
   app.use(auditRoutes(deps.audit));
   app.use(serviceAccountRoutes(deps.oauth.accounts, deps.admin, deps.rateLimits, trail));
   app.use(securityRoutes(deps.admin, deps.securityStatus, async () => ({ kid: await deps.oauth.keys.rotate(deps.oauth.accounts.settings.tokenTtlSeconds), published: deps.oauth.keys.kids() }), trail));

@@ -35,6 +35,7 @@ import { RerankService } from "./inference/rerank-service.js";
 import { loadCatalog } from "./models/catalog.js";
 import { ModelRegistry } from "./models/model-registry.js";
 import { QueryService } from "./rag/answer/query-service.js";
+import { SearchTuningService } from "./rag/search-tuning-service.js";
 import { SourceService } from "./rag/answer/source-service.js";
 import { ConversationService } from "./conversations/conversation-service.js";
 import { ResponseArchive } from "./inference/response-archive.js";
@@ -96,6 +97,7 @@ export interface Services {
   corpora: CorpusService;
   documents: DocumentService;
   queries: QueryService;
+  tuning: SearchTuningService;
   sources: SourceService;
   events: CorpusEvents;
   conversations: ConversationService;
@@ -444,6 +446,7 @@ function composeRag(config: Config, db: Database, registry: ModelRegistry, engin
     relevanceJudge: config.rag.relevanceJudge,
     relevanceGates: config.rag.relevanceGates,
   });
+  const tuning = new SearchTuningService({ corpora, documents: documentStore, indexes, registry, engine, queries });
   const sources = new SourceService({ corpora, documents: documentStore, chunks: chunkStore, keyring, blobs });
-  return { indexer, indexes, cold, corpusStore, documentCounts: () => documentStore.countsByStatus(), services: { corpora, documents, queries, sources, events, tombstones } };
+  return { indexer, indexes, cold, corpusStore, documentCounts: () => documentStore.countsByStatus(), services: { corpora, documents, queries, tuning, sources, events, tombstones } };
 }

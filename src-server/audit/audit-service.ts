@@ -33,6 +33,7 @@ export type AuditEventType =
   | "document.upload"
   | "rag.query"
   | "rag.search"
+  | "rag.search.tune"
   | "corpus.create"
   | "corpus.delete"
   | "document.delete"

@@ -7,6 +7,12 @@ export type CorpusStatus = "empty" | "indexing" | "ready" | "failed";
 export type DocumentStatus = "queued" | "processing" | "indexed" | "failed";
 export type SearchMode = "hybrid" | "vector" | "keyword";
 
+/** A corpus's own search settings, used when a request does not say (fusion: hybrid only). */
+export interface SearchDefaults {
+  search: SearchMode;
+  fusion?: FusionOption;
+}
+
 export interface DocumentCounts {
   queued: number;
   processing: number;
@@ -26,6 +32,8 @@ export interface Corpus {
   embedding_prompts: { query: string; document: string };
   /** The reranker its queries use unless they say otherwise (null: none). */
   rerank_model: string | null;
+  /** How its searches run when a request does not say (null: the server's defaults; set by hand or by `POST …/search/tune`). */
+  search_defaults: SearchDefaults | null;
   status: CorpusStatus;
   document_counts: DocumentCounts;
   chunk_count: number;
@@ -43,6 +51,7 @@ export interface CreateCorpusRequest {
   /** Overrides the prompts the model wants (default: from the catalog or the model family). */
   embedding_prompts?: { query: string; document: string };
   rerank_model?: string | null;
+  search_defaults?: SearchDefaults | null;
   retention_days?: number;
   metadata?: Record<string, string>;
 }
@@ -50,6 +59,7 @@ export interface CreateCorpusRequest {
 export interface PatchCorpusRequest {
   name?: string;
   rerank_model?: string | null;
+  search_defaults?: SearchDefaults | null;
   retention_days?: number;
   metadata?: Record<string, string>;
 }
@@ -275,6 +285,40 @@ export interface SearchRequest {
   rerank?: RerankOption;
 }
 
+/** `POST /v1/rag/corpora/{id}/search/tune`: a corpus's judged questions. */
+export interface TuneSearchRequest {
+  /** 4–500 questions, each with the documents (ids or filenames) that answer it. */
+  questions: { question: string; relevant: string[] }[];
+  /** Store the best setting as the corpus's `search_defaults` when it beats the settings in force on held-out questions (default false). */
+  apply?: boolean;
+}
+
+/** A search setting with its mean scores on the tuning questions (documents ranked by their best passage). */
+export interface TunedSetting {
+  search: SearchMode;
+  fusion: FusionOption | null;
+  ndcg_at_10: number;
+  recall_at_10: number;
+}
+
+export interface SearchTuning {
+  object: "rag.search_tuning";
+  corpus_id: string;
+  questions: number;
+  /** The settings in force before tuning (the corpus's `search_defaults`, else the server's). */
+  current: TunedSetting;
+  best: TunedSetting;
+  /** Two-fold cross-validation: the setting chosen on one half of the questions, scored on the other; the settings in force on all. */
+  held_out: { tuned_ndcg_at_10: number; current_ndcg_at_10: number };
+  /** Every setting tried, best first. */
+  settings: TunedSetting[];
+  applied: boolean;
+  /** Why `best` was not stored: not asked, it is what is in force, or it did not beat it on held-out questions. */
+  not_applied_reason: "not_asked" | "already_best" | "did_not_hold" | null;
+  /** The corpus's search settings after tuning. */
+  search_defaults: SearchDefaults | null;
+}
+
 export interface SearchResult {
   object: "list";
   /** Retrieved passages; `cited` is false and `support` null (there is no answer). */
@@ -286,6 +330,9 @@ export interface SearchResult {
   evidence: RelevanceEvidence;
   /** The rerank model that ordered `data` (its scores are then `score`), or null. */
   reranked_by: string | null;
+  /** The mode searched and, for hybrid search, the fusion used (null otherwise): the request's, else the corpus's `search_defaults`, else the server's. */
+  search: SearchMode;
+  fusion: FusionOption | null;
 }
 
 export interface RelevanceEvidence {

@@ -17,3 +17,21 @@ export interface EmbeddingPrompts {
   query: string;
   document: string;
 }
+
+/** How a corpus is searched: both signals fused (the default), embeddings alone, or words alone. */
+export type SearchMode = "hybrid" | "vector" | "keyword";
+
+/** How hybrid search fuses its two scores (`rag/retrieval/score-fusion.ts`). */
+export type FusionMethod = "convex" | "dbsf" | "rrf";
+
+/** How the keyword weight adapts to each question (`HybridFusion.keywordTrust`). */
+export type KeywordTrust = "squared" | "linear" | "language" | "fixed";
+
+/**
+ * A corpus's own search settings, used when a request does not say: its mode and, for
+ * hybrid search, the fusion fields it overrides (the rest come from the server's).
+ */
+export interface SearchDefaults {
+  search: SearchMode;
+  fusion?: { method?: FusionMethod; vectorWeight?: number; keywordTrust?: KeywordTrust };
+}

@@ -5,7 +5,7 @@
 import type { Principal } from "../domain/scopes.js";
 import { invalidRequest, notFound } from "../errors.js";
 import { newId, nowSeconds } from "../ids.js";
-import type { EmbeddingPrompts } from "../domain/vocabulary.js";
+import type { EmbeddingPrompts, SearchDefaults } from "../domain/vocabulary.js";
 import type { ModelEntry, ModelRegistry } from "../models/model-registry.js";
 import type { CorpusKeyring } from "../security/corpus-keyring.js";
 import type { CorpusRecord, CorpusStore, DocumentCounts } from "../store/corpus-store.js";
@@ -33,8 +33,19 @@ export interface CreateCorpusInput {
   embeddingPrompts?: EmbeddingPrompts | undefined;
   /** A `rerank` model its queries use by default (null or absent: none). */
   rerankModel?: string | null | undefined;
+  /** How its searches run when a request does not say (null or absent: the server's defaults). */
+  searchDefaults?: SearchDefaults | null | undefined;
   retentionDays: number;
   metadata: Record<string, string>;
+}
+
+/** What a corpus's settings update may change (undefined: unchanged; null: back to none / the server's). */
+export interface CorpusPatch {
+  name?: string | undefined;
+  retentionDays?: number | undefined;
+  metadata?: Record<string, string> | undefined;
+  rerankModel?: string | null | undefined;
+  searchDefaults?: SearchDefaults | null | undefined;
 }
 
 /** Guide §2: empty (no documents), indexing (any pending), ready (none pending, one indexed), failed. */
@@ -79,6 +90,7 @@ export class CorpusService {
       dimensions,
       embeddingPrompts: input.embeddingPrompts ?? this.deps.promptsFor(model),
       rerankModel: input.rerankModel ? this.rerankModel(input.rerankModel) : null,
+      searchDefaults: input.searchDefaults ?? null,
       retentionDays: input.retentionDays,
       metadata: input.metadata,
       createdAt: now,
@@ -105,7 +117,7 @@ export class CorpusService {
     return { data: result.data.map((c) => this.view(c)), hasMore: result.hasMore };
   }
 
-  update(principal: Principal, id: string, patch: { name?: string | undefined; retentionDays?: number | undefined; metadata?: Record<string, string> | undefined; rerankModel?: string | null | undefined }): CorpusView {
+  update(principal: Principal, id: string, patch: CorpusPatch): CorpusView {
     this.record(principal, id);
     const { rerankModel, ...rest } = patch;
     this.deps.corpora.update(id, { ...rest, ...(rerankModel !== undefined ? { rerankModel: rerankModel === null ? null : this.rerankModel(rerankModel) } : {}) }, nowSeconds());

@@ -115,7 +115,7 @@ async function fixture(name: string): Promise<Fixture> {
     service: make(),
     restart: make,
     async corpus(retentionDays = 30, workspaceId = "ws_a") {
-      const record: CorpusRecord = { id: newId("corp_"), workspaceId, name: "Secret plans", chunking: "fixed", embeddingModel: "m", dimensions: 4, embeddingPrompts: { query: "", document: "" }, rerankModel: null, retentionDays, metadata: {}, createdAt: 1, updatedAt: 1 };
+      const record: CorpusRecord = { id: newId("corp_"), workspaceId, name: "Secret plans", chunking: "fixed", embeddingModel: "m", dimensions: 4, embeddingPrompts: { query: "", document: "" }, rerankModel: null, searchDefaults: null, retentionDays, metadata: {}, createdAt: 1, updatedAt: 1 };
       corpora.insert(record, await keyring.create(record.id));
       return record;
     },

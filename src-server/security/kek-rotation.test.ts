@@ -54,7 +54,7 @@ async function fixture(provider: KeyProvider): Promise<Fixture> {
   const sealed = new Map<string, [Buffer, string]>();
   for (const id of ["corp_a", "corp_b"]) {
     const key = await rings.corpus.create(id);
-    corpora.insert({ id, workspaceId: "ws_default", name: id, chunking: "semantic", embeddingModel: "m", dimensions: 4, embeddingPrompts: { query: "", document: "" }, rerankModel: null, retentionDays: 30, metadata: {}, createdAt: 1, updatedAt: 1 }, key);
+    corpora.insert({ id, workspaceId: "ws_default", name: id, chunking: "semantic", embeddingModel: "m", dimensions: 4, embeddingPrompts: { query: "", document: "" }, rerankModel: null, searchDefaults: null, retentionDays: 30, metadata: {}, createdAt: 1, updatedAt: 1 }, key);
     sealed.set(id, [(await rings.corpus.cipher(id)).seal(Buffer.from(`chunk of ${id}`), `chunk:${id}`), `chunk of ${id}`]);
   }
   // corp_b deleted: its rows gone, its wrapped key kept until its retention ends.

@@ -1,5 +1,5 @@
 /** SQLite access for corpora and their wrapped data keys. */
-import type { ChunkingStrategy, EmbeddingPrompts } from "../domain/vocabulary.js";
+import type { ChunkingStrategy, EmbeddingPrompts, SearchDefaults } from "../domain/vocabulary.js";
 import type { Database } from "./database.js";
 import { readPage, type Page, type PageRequest } from "./pagination.js";
 
@@ -14,6 +14,8 @@ export interface CorpusRecord {
   embeddingPrompts: EmbeddingPrompts;
   /** The reranker its queries use unless a query says otherwise; null for none. */
   rerankModel: string | null;
+  /** How its searches run when a request does not say; null for the server's defaults. */
+  searchDefaults: SearchDefaults | null;
   retentionDays: number;
   metadata: Record<string, string>;
   createdAt: number;
@@ -30,6 +32,7 @@ interface CorpusRow {
   query_prompt: string;
   document_prompt: string;
   rerank_model: string | null;
+  search_defaults: string | null;
   retention_days: number;
   metadata: string;
   created_at: number;
@@ -45,6 +48,7 @@ const toRecord = (r: CorpusRow): CorpusRecord => ({
   dimensions: r.dimensions,
   embeddingPrompts: { query: r.query_prompt, document: r.document_prompt },
   rerankModel: r.rerank_model ?? null,
+  searchDefaults: r.search_defaults ? (JSON.parse(r.search_defaults) as SearchDefaults) : null,
   retentionDays: r.retention_days,
   metadata: JSON.parse(r.metadata) as Record<string, string>,
   createdAt: r.created_at,
@@ -66,10 +70,10 @@ export class CorpusStore {
     this.db.transaction(() => {
       this.db
         .prepare(
-          `INSERT INTO corpora (id, workspace_id, name, chunking, embedding_model, dimensions, query_prompt, document_prompt, rerank_model, retention_days, metadata, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO corpora (id, workspace_id, name, chunking, embedding_model, dimensions, query_prompt, document_prompt, rerank_model, search_defaults, retention_days, metadata, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
-        .run(c.id, c.workspaceId, c.name, c.chunking, c.embeddingModel, c.dimensions, c.embeddingPrompts.query, c.embeddingPrompts.document, c.rerankModel, c.retentionDays, JSON.stringify(c.metadata), c.createdAt, c.updatedAt);
+        .run(c.id, c.workspaceId, c.name, c.chunking, c.embeddingModel, c.dimensions, c.embeddingPrompts.query, c.embeddingPrompts.document, c.rerankModel, c.searchDefaults && JSON.stringify(c.searchDefaults), c.retentionDays, JSON.stringify(c.metadata), c.createdAt, c.updatedAt);
       this.db.prepare("INSERT INTO corpus_keys (corpus_id, provider, wrapped_key, created_at) VALUES (?, ?, ?, ?)").run(c.id, key.provider, key.wrappedKey, c.createdAt);
     })();
   }
@@ -90,12 +94,13 @@ export class CorpusStore {
     return { data: result.data.map(toRecord), hasMore: result.hasMore };
   }
 
-  update(id: string, fields: { name?: string; retentionDays?: number; metadata?: Record<string, string>; rerankModel?: string | null }, at: number): void {
+  update(id: string, fields: { name?: string; retentionDays?: number; metadata?: Record<string, string>; rerankModel?: string | null; searchDefaults?: SearchDefaults | null }, at: number): void {
     const current = this.getAny(id);
     if (!current) return;
+    const searchDefaults = fields.searchDefaults === undefined ? current.searchDefaults : fields.searchDefaults;
     this.db
-      .prepare("UPDATE corpora SET name = ?, retention_days = ?, metadata = ?, rerank_model = ?, updated_at = ? WHERE id = ?")
-      .run(fields.name ?? current.name, fields.retentionDays ?? current.retentionDays, JSON.stringify(fields.metadata ?? current.metadata), fields.rerankModel === undefined ? current.rerankModel : fields.rerankModel, at, id);
+      .prepare("UPDATE corpora SET name = ?, retention_days = ?, metadata = ?, rerank_model = ?, search_defaults = ?, updated_at = ? WHERE id = ?")
+      .run(fields.name ?? current.name, fields.retentionDays ?? current.retentionDays, JSON.stringify(fields.metadata ?? current.metadata), fields.rerankModel === undefined ? current.rerankModel : fields.rerankModel, searchDefaults && JSON.stringify(searchDefaults), at, id);
   }
 
   touch(id: string, at: number): void {

@@ -13,7 +13,9 @@
  * chunking and prompts reuses the indexed corpus (the search indexes are rebuilt from its
  * chunks, so retrieval changes are measured without re-embedding). `--prompts none`
  * indexes and queries without the model's prompts (e.g. multilingual-e5's `query: ` /
- * `passage: `), to measure what they are worth.
+ * `passage: `), to measure what they are worth. `--tune` tunes the corpus's search
+ * (`POST …/search/tune`, applied) on the even-numbered queries and measures the odd ones
+ * under the tuned settings beside the server's defaults and the single modes.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -22,7 +24,7 @@ import { parseArgs } from "node:util";
 import pino from "pino";
 import { loadConfig, packageLayout, startServer } from "../../src-server/index.js";
 import { REPO_ROOT, testModel, type TestModelId } from "../helpers/models.js";
-import { ndcgAt, recallAt } from "./ir-metrics.js";
+import { ndcgAt, recallAt } from "../../src-server/rag/retrieval/ir-metrics.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -36,6 +38,7 @@ const { values: args } = parseArgs({
     data: { type: "string" },
     fusion: { type: "string", default: "" },
     "only-fusion": { type: "boolean", default: false },
+    tune: { type: "boolean", default: false },
     prompts: { type: "string", default: "model" },
   },
 });
@@ -169,6 +172,44 @@ async function main(): Promise<void> {
       runs.push({ label: `hybrid ${method} w=${weight || "default"}${trust ? ` trust=${trust}` : ""}`, body: { search: "hybrid", fusion: { method, ...(weight ? { vector_weight: Number(weight) } : {}), ...(trust ? { keyword_trust: trust } : {}) } } });
     }
     runs.push({ label: "hybrid, top_k 10", body: { search: "hybrid", top_k: 10 } });
+
+    if (args.tune) {
+      await call("PATCH", `/v1/rag/corpora/${corpusId}`, { search_defaults: null });
+      const keptOf = new Map<string, string>();
+      for (const id of docOf.values()) for (const each of [id, ...(twins.get(id) ?? [])]) keptOf.set(each, id);
+      const fit = queries.filter((_, i) => i % 2 === 0);
+      const test = queries.filter((_, i) => i % 2 === 1);
+      const t0 = performance.now();
+      const tuned = await call("POST", `/v1/rag/corpora/${corpusId}/search/tune`, {
+        questions: fit.map((q) => ({ question: q.text, relevant: [...new Set([...qrels.get(q._id)!].map((id) => keptOf.get(id)).filter((id) => id !== undefined))].map((id) => `${id}.txt`) })).filter((q) => q.relevant.length > 0),
+        apply: true,
+      });
+      process.stderr.write(`tuned on ${tuned.questions} queries in ${((performance.now() - t0) / 1000).toFixed(1)} s: best ${JSON.stringify(tuned.best)}; current ${tuned.current.ndcg_at_10}; held out (within the fit half) ${JSON.stringify(tuned.held_out)}; applied ${tuned.applied} ${tuned.not_applied_reason ?? ""}\n`);
+      const measure = async (body: Record<string, unknown>) => {
+        let ndcg = 0;
+        for (const q of test) {
+          const found = await call("POST", `/v1/rag/corpora/${corpusId}/search`, { query: q.text, top_k: TOP_K, ...body });
+          const ranked: string[] = [];
+          for (const hit of found.data as { document_id: string }[]) {
+            const id = docOf.get(hit.document_id);
+            for (const each of id ? [id, ...(twins.get(id) ?? [])] : []) if (!ranked.includes(each)) ranked.push(each);
+          }
+          ndcg += ndcgAt(ranked, qrels.get(q._id)!, 10);
+        }
+        return ndcg / test.length;
+      };
+      const rows = [
+        ["keyword", { search: "keyword" }],
+        ["vector", { search: "vector" }],
+        ["hybrid, the server's defaults", { search: "hybrid", fusion: { method: "convex", vector_weight: 0.67, keyword_trust: "squared" } }],
+        ["tuned (the corpus's settings)", {}],
+      ] as const;
+      const lines = [`# ${args.set}: tuned on ${fit.length} queries (even), measured on ${test.length} (odd)`, "", `tuned setting: ${JSON.stringify(tuned.search_defaults)}`, "", "| mode | nDCG@10 (held-out queries) |", "|---|---|"];
+      for (const [label, body] of rows) lines.push(`| ${label} | ${(await measure(body)).toFixed(3)} |`);
+      process.stdout.write(`${lines.join("\n")}\n`);
+      await call("PATCH", `/v1/rag/corpora/${corpusId}`, { search_defaults: null });
+      return;
+    }
 
     const results: Record<string, { ndcg10: number; recall100: number; msPerQuery: number }> = {};
     // `--only-fusion` measures the --fusion runs alone (the three modes were measured before).

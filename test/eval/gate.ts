@@ -117,7 +117,8 @@ function judgeEntry(spec: string): { name: string; file: string; entry: ModelEnt
   return { name, file, entry: { id: name, type: "chat", gguf: { path: file } } as unknown as ModelEntry };
 }
 
-async function judgeAll(rows: Cached[], specs: string[]): Promise<void> {
+/** Judges each question with each judge in turn; the cache is written after every judge, so a long run keeps what finished. */
+async function judgeAll(rows: Cached[], specs: string[], save: () => void): Promise<void> {
   const engine = new LlamaEngine({ gpu: "cpu", threads: Number(args.threads), idleUnloadSeconds: 0, chat: { contextSize: 4096, sequences: 1, maxQueued: 8, promptCache: true }, embeddings: { contexts: 1 }, rerank: { contexts: 1 } }, pino({ level: "silent" }));
   try {
     for (const spec of specs) {
@@ -131,6 +132,7 @@ async function judgeAll(rows: Cached[], specs: string[]): Promise<void> {
         tokens += scored.promptTokens;
       }
       if (todo.length) process.stderr.write(`judge ${name}: ${todo.length} questions in ${((Date.now() - started) / 1000).toFixed(0)} s (${(tokens / todo.length).toFixed(0)} prompt tokens each)\n`);
+      save();
     }
   } finally {
     await engine.close();
@@ -143,9 +145,9 @@ const cacheFile = args.cache;
 let rows: Cached[] = existsSync(cacheFile) ? JSON.parse(readFileSync(cacheFile, "utf8")) : [];
 if (rows.length === 0) rows = await searchAll();
 mkdirSync(path.dirname(cacheFile), { recursive: true });
-writeFileSync(cacheFile, JSON.stringify(rows));
-await judgeAll(rows, args.judge);
-writeFileSync(cacheFile, JSON.stringify(rows));
+const saveCache = () => writeFileSync(cacheFile, JSON.stringify(rows));
+saveCache();
+await judgeAll(rows, args.judge, saveCache);
 
 const maxRefused = Number(args["max-refused"]);
 const calibration = rows.filter((r) => inCalibrationHalf(r.id));

@@ -51,6 +51,8 @@ export interface EvalResult {
   /** The relevance evidence of every question (answerable and not) under the default hybrid search. */
   evidence: QuestionEvidence[];
   indexSeconds: number;
+  /** With `tune`: what `POST …/search/tune` answered for the fitting half. */
+  tuned?: Record<string, unknown>;
 }
 
 const EVAL_DIR = path.join(REPO_ROOT, "test", "fixtures", "eval");
@@ -78,7 +80,12 @@ export interface HybridVariant {
   fusion: { method?: "convex" | "dbsf" | "rrf"; vector_weight?: number; keyword_trust?: "squared" | "linear" | "language" | "fixed" };
 }
 
-export async function runRetrievalEval(options: { modelPath: string; modelName: string; chunking?: string; variants?: HybridVariant[]; dataDir?: string }): Promise<EvalResult> {
+/**
+ * `tune`: the corpus's search is tuned (`POST …/search/tune`) on the even-numbered
+ * answerable questions, and every mode, plus `tuned` (the best setting stored as the
+ * corpus's), is measured on the odd-numbered ones only.
+ */
+export async function runRetrievalEval(options: { modelPath: string; modelName: string; chunking?: string; variants?: HybridVariant[]; dataDir?: string; tune?: boolean }): Promise<EvalResult> {
   const { docs, questions, unanswerable } = loadEvalSet();
   const t = await startTestServer({ bindings: { [options.modelName]: options.modelPath }, config: { engine: { threads: 2 } }, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
   try {
@@ -94,16 +101,32 @@ export async function runRetrievalEval(options: { modelPath: string; modelName: 
     const ready = await waitForStatus(t, corpus.id, 600_000);
     const indexSeconds = existing ? Number.NaN : (Date.now() - started) / 1000;
     if (ready.document_counts.failed > 0) throw new Error(`${ready.document_counts.failed} eval documents failed to index`);
-    const answerable = questions.filter((q) => q.doc && q.evidence);
+    let answerable = questions.filter((q) => q.doc && q.evidence);
+    let measured = questions;
+    await t.call("PATCH", `/v1/rag/corpora/${corpus.id}`, { search_defaults: null });
+    let tuned: Record<string, unknown> | null = null;
+    if (options.tune) {
+      const fit = answerable.filter((_, i) => i % 2 === 0);
+      const res = await t.call("POST", `/v1/rag/corpora/${corpus.id}/search/tune`, { questions: fit.map((q) => ({ question: q.question, relevant: [q.doc] })) });
+      if (res.status !== 200) throw new Error(`tuning failed: ${JSON.stringify(res.json)}`);
+      tuned = res.json;
+      answerable = answerable.filter((_, i) => i % 2 === 1);
+      measured = questions.filter((q) => !fit.includes(q));
+    }
     const scores: ModeScore[] = [];
     const gate = { answerable: [] as [number, number][], unanswerable: [] as [number, number][] };
     const runs: { mode: string; body: Record<string, unknown> }[] = [
       ...(["vector", "keyword", "hybrid"] as Mode[]).map((mode) => ({ mode, body: { search: mode } })),
       ...(options.variants ?? []).map((v) => ({ mode: v.label, body: { search: "hybrid", fusion: v.fusion } })),
+      ...(tuned ? [{ mode: "tuned", body: {} }] : []),
     ];
     for (const { mode, body } of runs) {
+      if (mode === "tuned") {
+        const best = tuned!.best as { search: string; fusion: unknown };
+        await t.call("PATCH", `/v1/rag/corpora/${corpus.id}`, { search_defaults: { search: best.search, ...(best.fusion ? { fusion: best.fusion } : {}) } });
+      }
       const perQuestion: { q: EvalQuestion; recall: number; ndcg: number }[] = [];
-      for (const q of questions) {
+      for (const q of measured) {
         const res = await t.call("POST", `/v1/rag/corpora/${corpus.id}/search`, { query: q.question, top_k: 10, ...body });
         if (res.status !== 200) throw new Error(`search failed: ${JSON.stringify(res.json)}`);
         if (mode === "vector") {
@@ -133,7 +156,8 @@ export async function runRetrievalEval(options: { modelPath: string; modelName: 
       if (res.status !== 200) throw new Error(`search failed: ${JSON.stringify(res.json)}`);
       evidence.push({ id: q.id, lang: q.lang, answerable: q.doc !== null, kind: "kind" in q ? (q.kind as string) : q.doc ? null : "original", evidence: res.json.evidence });
     }
-    return { model: options.modelName, chunking: options.chunking ?? "semantic", documents: docs.length, chunks: ready.chunk_count, questions: answerable.length, scores, gate, evidence, indexSeconds };
+    if (tuned) await t.call("PATCH", `/v1/rag/corpora/${corpus.id}`, { search_defaults: null });
+    return { model: options.modelName, chunking: options.chunking ?? "semantic", documents: docs.length, chunks: ready.chunk_count, questions: answerable.length, scores, gate, evidence, indexSeconds, ...(tuned ? { tuned } : {}) };
   } finally {
     await t.close();
   }
@@ -147,6 +171,10 @@ export function formatEval(result: EvalResult): string {
     "|---|---|---|---|---|---|",
     ...result.scores.map((s) => `| ${s.mode} | ${pct(s.recallAt5)} | ${pct(s.ndcgAt10)} | ${pct(s.byGroup.en!.recallAt5)} | ${pct(s.byGroup.ms!.recallAt5)} | ${pct(s.byGroup["cross-lingual"]!.recallAt5)} (n=${s.byGroup["cross-lingual"]!.n}) |`),
   ];
+  if (result.tuned) {
+    const { best, held_out: heldOut } = result.tuned as { best: unknown; held_out: unknown };
+    lines.push(`\nTuned on the even-numbered answerable questions, measured on the ${result.questions} odd-numbered ones: best ${JSON.stringify(best)}; cross-validated within the fitting half ${JSON.stringify(heldOut)}`);
+  }
   const describe = (pairs: [number, number][]) => {
     const best = pairs.map((p) => p[0]).sort((a, b) => a - b);
     const gap = pairs.map((p) => p[0] - p[1]).sort((a, b) => a - b);

@@ -28,6 +28,7 @@ import {
   documentDeletedObject,
   documentObject,
   uploadObject,
+  searchDefaultsOf,
 } from "../wire/rag-wire.js";
 
 export interface CorporaRouteDeps {
@@ -56,6 +57,7 @@ export function corporaRoutes({ corpora, documents, events, upload, costly, trai
       embeddingModel: body.embedding_model,
       embeddingPrompts: body.embedding_prompts,
       rerankModel: body.rerank_model,
+      searchDefaults: searchDefaultsOf(body.search_defaults),
       retentionDays: body.retention_days,
       metadata: body.metadata,
     });
@@ -69,9 +71,9 @@ export function corporaRoutes({ corpora, documents, events, upload, costly, trai
   router.get("/v1/rag/corpora/:corpusId", doc({ summary: "One corpus with its indexing status and counts", tag: "Corpora" }), read, (req, res) => {
     res.json(corpusObject(corpora.get(principalOf(res.locals), routeParam(req, "corpusId"))));
   });
-  router.patch("/v1/rag/corpora/:corpusId", doc({ summary: "Rename a corpus, change its retention, metadata or reranker", tag: "Corpora", body: PatchCorpusSchema }), write, (req, res) => {
+  router.patch("/v1/rag/corpora/:corpusId", doc({ summary: "Rename a corpus, change its retention, metadata, reranker or search settings", tag: "Corpora", body: PatchCorpusSchema }), write, (req, res) => {
     const body = jsonBody(req, PatchCorpusSchema);
-    res.json(corpusObject(corpora.update(principalOf(res.locals), routeParam(req, "corpusId"), { name: body.name, retentionDays: body.retention_days, metadata: body.metadata, rerankModel: body.rerank_model })));
+    res.json(corpusObject(corpora.update(principalOf(res.locals), routeParam(req, "corpusId"), { name: body.name, retentionDays: body.retention_days, metadata: body.metadata, rerankModel: body.rerank_model, searchDefaults: searchDefaultsOf(body.search_defaults) })));
   });
   router.delete("/v1/rag/corpora/:corpusId", doc({ summary: "Delete a corpus (irreversible; tombstones until its retention ends)", tag: "Corpora" }), trail("corpus.delete", { params: ["corpusId"] }), write, async (req, res) => {
     const deleted = await corpora.delete(principalOf(res.locals), routeParam(req, "corpusId"));

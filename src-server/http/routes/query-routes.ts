@@ -10,9 +10,11 @@ import { jsonBody } from "../json-body.js";
 import { routeParam } from "../route-param.js";
 import { SseWriter } from "../sse.js";
 import type { Trail } from "../audit-trail.js";
-import { QuerySchema, SearchSchema, answerCitationsEvent, answerDeltaEvent, answerObject, fusionOf, rerankOf, searchResultObject, type AnswerEnding } from "../wire/rag-wire.js";
+import { ServiceError } from "../../errors.js";
+import type { SearchTuningService } from "../../rag/search-tuning-service.js";
+import { QuerySchema, SearchSchema, TuneSearchSchema, searchDefaultsObject, searchTuningObject, answerCitationsEvent, answerDeltaEvent, answerObject, fusionOf, rerankOf, searchResultObject, type AnswerEnding } from "../wire/rag-wire.js";
 
-export function queryRoutes(queries: QueryService, costly: RequestHandler, trail: Trail): Router {
+export function queryRoutes(queries: QueryService, tuning: SearchTuningService, costly: RequestHandler, trail: Trail): Router {
   const router = Router();
   const ending = (res: Response, started: StartedQuery, answer: string, completionTokens: number, finishReason: FinishReason): AnswerEnding => {
     const result: AnswerEnding = {
@@ -30,6 +32,7 @@ export function queryRoutes(queries: QueryService, costly: RequestHandler, trail
     return result;
   };
   const auditQuery = trail("rag.query", { params: ["corpusId"], digest: { name: "question", of: (body) => body.question ?? body.query } });
+  const auditTune = trail("rag.search.tune", { params: ["corpusId"], digest: { name: "questions", of: (body) => body.questions } });
   const auditSearch = trail("rag.search", { params: ["corpusId"], digest: { name: "query", of: (body) => body.query ?? body.question } });
 
   router.post("/v1/rag/corpora/:corpusId/query", doc({ summary: "Answer a question from a corpus, with mandatory citations", tag: "Grounded answers", body: QuerySchema, streams: true }), auditQuery, requireScope("rag.read"), requireScope("inference"), costly, async (req, res) => {
@@ -114,5 +117,23 @@ export function queryRoutes(queries: QueryService, costly: RequestHandler, trail
     Object.assign(res.locals.audit?.data ?? {}, { results: found.citations.map((c) => ({ document_id: c.documentId, chunk_id: c.chunkId })), prompt_tokens: found.queryTokens });
     res.json(searchResultObject(found));
   });
+  /** Which search settings rank the corpus's own judged questions best; stored as its defaults with `apply`. */
+  router.post(
+    "/v1/rag/corpora/:corpusId/search/tune",
+    doc({ summary: "Tune a corpus's search on questions whose answers are known", tag: "Grounded answers", body: TuneSearchSchema }),
+    auditTune,
+    requireScope("rag.read"),
+    costly,
+    async (req, res) => {
+      const body = jsonBody(req, TuneSearchSchema);
+      const principal = principalOf(res.locals);
+      // Storing the result changes the corpus's settings: that takes the write scope.
+      if (body.apply && !principal.scopes.has("rag.write")) throw new ServiceError("permission", "this API key lacks the 'rag.write' scope (needed for apply: true)", { code: "insufficient_scope" });
+      const result = await tuning.tune(principal, routeParam(req, "corpusId"), { questions: body.questions, apply: body.apply }, res.locals.signal);
+      res.locals.admission?.settle(result.promptTokens);
+      Object.assign(res.locals.audit?.data ?? {}, { questions: result.questions, applied: result.applied, prompt_tokens: result.promptTokens, ...(result.applied && result.corpus.searchDefaults ? { search_defaults: searchDefaultsObject(result.corpus.searchDefaults) } : {}) });
+      res.json(searchTuningObject(result));
+    },
+  );
   return router;
 }

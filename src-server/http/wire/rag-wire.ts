@@ -10,11 +10,35 @@ import type { CorpusView } from "../../rag/corpus-service.js";
 import type { FileRejection } from "../../rag/document-service.js";
 import type { DocumentRecord } from "../../store/document-store.js";
 import type { HybridFusion } from "../../rag/retrieval/score-fusion.js";
+import type { SearchDefaults } from "../../domain/vocabulary.js";
+import type { ScoredSetting } from "../../rag/retrieval/search-tuning.js";
+import { MAX_TUNING_QUESTIONS, MIN_TUNING_QUESTIONS, type TuningResult } from "../../rag/search-tuning-service.js";
 import type { TombstoneRecord } from "../../store/tombstone-catalog.js";
 import { ListQuerySchema } from "./list-wire.js";
 import { tombstoneObject } from "./tombstone-wire.js";
 
 const Metadata = z.record(z.string().min(1).max(64), z.string().max(1024)).refine((m) => Object.keys(m).length <= 32, "at most 32 metadata keys");
+
+/** Hybrid search's fusion for one request (Weaviate's `alpha` is `vector_weight` here). */
+const FusionSchema = z
+  .object({
+    method: z.enum(["convex", "dbsf", "rrf"]).optional(),
+    vector_weight: z.number().min(0).max(1).optional(),
+    keyword_trust: z.enum(["squared", "linear", "language", "fixed"]).optional(),
+  })
+  .strict();
+
+/**
+ * A corpus's own search settings (`search_defaults`), used when a request does not say:
+ * the mode and, for hybrid search, the fusion fields that replace the server's.
+ */
+const SearchDefaultsSchema = z
+  .object({
+    search: z.enum(["hybrid", "vector", "keyword"]).default("hybrid"),
+    fusion: FusionSchema.optional(),
+  })
+  .strict()
+  .refine((d) => d.search === "hybrid" || d.fusion === undefined, { message: "fusion applies to hybrid search only", path: ["fusion"] });
 
 export const CreateCorpusSchema = z
   .object({
@@ -25,6 +49,8 @@ export const CreateCorpusSchema = z
     embedding_prompts: z.object({ query: z.string().max(500), document: z.string().max(500) }).strict().optional(),
     /** A rerank model its queries use by default. */
     rerank_model: z.string().min(1).max(256).nullable().optional(),
+    /** How its searches run when a request does not say (absent or null: the server's defaults). */
+    search_defaults: SearchDefaultsSchema.nullable().optional(),
     retention_days: z.number().int().min(0).max(3650).default(30),
     metadata: Metadata.default({}),
   })
@@ -37,9 +63,11 @@ export const PatchCorpusSchema = z
     metadata: Metadata.optional(),
     /** A rerank model, or null for none. */
     rerank_model: z.string().min(1).max(256).nullable().optional(),
+    /** Its search settings, or null for the server's defaults. */
+    search_defaults: SearchDefaultsSchema.nullable().optional(),
   })
   .strict()
-  .refine((p) => Object.keys(p).length > 0, "send at least one of name, retention_days, metadata, rerank_model");
+  .refine((p) => Object.keys(p).length > 0, "send at least one of name, retention_days, metadata, rerank_model, search_defaults");
 
 /** The upload's `metadata` part: a JSON object applied to every file. */
 export const UploadMetadataSchema = z.record(z.string().min(1).max(64), z.union([z.string().max(1024), z.number(), z.boolean(), z.null()])).refine((m) => Object.keys(m).length <= 32, "at most 32 metadata keys");
@@ -49,15 +77,6 @@ export const DocumentListQuerySchema = ListQuerySchema.extend({ status: z.enum([
 
 /** `GET …/events`: `until=ready` ends the stream once nothing is queued or processing. */
 export const CorpusEventsQuerySchema = z.object({ until: z.literal("ready").optional() }).strict();
-
-/** Hybrid search's fusion for one request (Weaviate's `alpha` is `vector_weight` here). */
-const FusionSchema = z
-  .object({
-    method: z.enum(["convex", "dbsf", "rrf"]).optional(),
-    vector_weight: z.number().min(0).max(1).optional(),
-    keyword_trust: z.enum(["squared", "linear", "language", "fixed"]).optional(),
-  })
-  .strict();
 
 /**
  * Reranking for one request: `true` uses the corpus's reranker, an object names a model
@@ -96,7 +115,8 @@ export const QuerySchema = z
     temperature: z.number().min(0).max(2).optional(),
     max_tokens: z.number().int().min(1).optional(),
     filter: z.record(z.string().min(1).max(64), z.union([z.string(), z.number(), z.boolean()])).optional(),
-    search: z.enum(["hybrid", "vector", "keyword"]).default("hybrid"),
+    /** Default: the corpus's `search_defaults`, else hybrid. */
+    search: z.enum(["hybrid", "vector", "keyword"]).optional(),
     fusion: FusionSchema.optional(),
     rerank: RerankOptionSchema.optional(),
   })
@@ -110,13 +130,53 @@ export const SearchSchema = z
     question: QuestionText.optional(),
     top_k: z.number().int().min(1).max(100).default(5),
     filter: z.record(z.string().min(1).max(64), z.union([z.string(), z.number(), z.boolean()])).optional(),
-    search: z.enum(["hybrid", "vector", "keyword"]).default("hybrid"),
+    /** Default: the corpus's `search_defaults`, else hybrid. */
+    search: z.enum(["hybrid", "vector", "keyword"]).optional(),
     fusion: FusionSchema.optional(),
     rerank: RerankOptionSchema.optional(),
   })
   .strict()
   .superRefine((body, ctx) => questionOrQuery(body, ctx, "query"))
   .transform(({ question, ...body }) => ({ ...body, query: (body.query ?? question)! }));
+
+/** `POST …/search/tune`: questions with the documents that answer them (ids or filenames), and whether to store the best setting. */
+export const TuneSearchSchema = z
+  .object({
+    questions: z
+      .array(
+        z
+          .object({
+            question: QuestionText,
+            relevant: z.array(z.string().min(1).max(512)).min(1, "name at least one document that answers the question").max(100),
+          })
+          .strict(),
+      )
+      .min(MIN_TUNING_QUESTIONS, `at least ${MIN_TUNING_QUESTIONS} questions (two per half of the cross-validation; 20 or more give a steadier choice)`)
+      .max(MAX_TUNING_QUESTIONS),
+    apply: z.boolean().default(false),
+  })
+  .strict();
+
+const settingObject = (s: ScoredSetting): Api.TunedSetting => ({
+  search: s.search,
+  fusion: s.fusion && fusionObject(s.fusion),
+  ndcg_at_10: round4(s.ndcg),
+  recall_at_10: round4(s.recall),
+});
+const round4 = (x: number) => Math.round(x * 1e4) / 1e4;
+
+export const searchTuningObject = (r: TuningResult): Api.SearchTuning => ({
+  object: "rag.search_tuning",
+  corpus_id: r.corpus.id,
+  questions: r.questions,
+  current: settingObject(r.current),
+  best: settingObject(r.best),
+  held_out: { tuned_ndcg_at_10: round4(r.heldOut.tuned), current_ndcg_at_10: round4(r.heldOut.current) },
+  settings: r.settings.map(settingObject),
+  applied: r.applied,
+  not_applied_reason: r.notApplied,
+  search_defaults: r.corpus.searchDefaults && searchDefaultsObject(r.corpus.searchDefaults),
+});
 
 export const corpusObject = (c: CorpusView): Api.Corpus => ({
   id: c.id,
@@ -127,6 +187,7 @@ export const corpusObject = (c: CorpusView): Api.Corpus => ({
   dimensions: c.dimensions,
   embedding_prompts: { query: c.embeddingPrompts.query, document: c.embeddingPrompts.document },
   rerank_model: c.rerankModel,
+  search_defaults: c.searchDefaults && searchDefaultsObject(c.searchDefaults),
   status: c.status,
   document_counts: c.counts,
   chunk_count: c.chunkCount,
@@ -250,6 +311,8 @@ export const searchResultObject = (found: Retrieval): Api.SearchResult => ({
     rerank_score: found.evidence.rerankScore,
   },
   reranked_by: found.reranked,
+  search: found.search,
+  fusion: found.fusion && fusionObject(found.fusion),
 });
 
 /** An indexing event for the `/events` stream (snapshots are sent by the route). */
@@ -291,6 +354,26 @@ export function rerankOf(rerank: z.infer<typeof RerankOptionSchema> | undefined)
 }
 
 /** The request's fusion, in the service's terms. */
+/** A corpus's search settings on the wire (only the fusion fields it sets). */
+export const searchDefaultsObject = (d: SearchDefaults): Api.SearchDefaults => ({
+  search: d.search,
+  ...(d.fusion ? { fusion: fusionObject(d.fusion) } : {}),
+});
+
+/** A fusion on the wire, with the fields it sets. */
+export const fusionObject = (f: Partial<HybridFusion>): Api.FusionOption => ({
+  ...(f.method ? { method: f.method } : {}),
+  ...(f.vectorWeight !== undefined ? { vector_weight: f.vectorWeight } : {}),
+  ...(f.keywordTrust ? { keyword_trust: f.keywordTrust } : {}),
+});
+
+/** `search_defaults` from a request: undefined (unchanged), null (the server's), or the settings. */
+export function searchDefaultsOf(wire: z.infer<typeof SearchDefaultsSchema> | null | undefined): SearchDefaults | null | undefined {
+  if (wire === undefined || wire === null) return wire;
+  const fusion = fusionOf(wire.fusion);
+  return { search: wire.search, ...(fusion && Object.keys(fusion).length > 0 ? { fusion } : {}) };
+}
+
 export function fusionOf(fusion: z.infer<typeof FusionSchema> | undefined): Partial<HybridFusion> | undefined {
   if (!fusion) return undefined;
   return {

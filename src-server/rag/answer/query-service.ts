@@ -11,10 +11,11 @@ import type { CorpusKeyring } from "../../security/corpus-keyring.js";
 import type { ChunkStore } from "../../store/chunk-store.js";
 import type { DocumentStore } from "../../store/document-store.js";
 import { openContent } from "../chunk-codec.js";
-import type { CorpusService } from "../corpus-service.js";
+import type { CorpusService, CorpusView } from "../corpus-service.js";
 import type { CorpusIndexes } from "../retrieval/corpus-indexes.js";
 import type { HybridFusion, RelevanceEvidence, SearchMode } from "../retrieval/corpus-index.js";
 import type { PageBreak } from "../chunking/types.js";
+import type { SearchDefaults } from "../../domain/vocabulary.js";
 import { supportAnswer, type SupportedAnswer } from "./answer-support.js";
 import { groundedMessages, notInCorpusAnswer } from "./grounded-prompt.js";
 import { BUILT_IN_GATES, answerability, gateFor, modelFingerprint, usesJudge, type RelevanceGateModel } from "./relevance-gate.js";
@@ -23,9 +24,10 @@ import { JUDGE_CHOICES, judgeMessages } from "./relevance-judge.js";
 export interface QueryInput {
   question: string;
   topK: number;
-  search: SearchMode;
+  /** Default: the corpus's `searchDefaults`, else hybrid. */
+  search?: SearchMode | undefined;
   filter?: Record<string, string | number | boolean> | undefined;
-  /** Hybrid mode: how to fuse the two signals (default: the server's `rag.hybridFusion`). */
+  /** Hybrid mode: how to fuse the two signals; fields not given come from the corpus's `searchDefaults`, then the server's `rag.hybridFusion`. */
   fusion?: Partial<HybridFusion> | undefined;
   /** Reranking of the fused candidates (default: the corpus's reranker, if it has one). */
   rerank?: RerankChoice | undefined;
@@ -97,6 +99,9 @@ export interface RelevanceDecision {
 }
 
 export interface Retrieval {
+  /** The mode searched, and the fusion hybrid search used (null in the other modes): the request's, else the corpus's, else the server's. */
+  search: SearchMode;
+  fusion: HybridFusion | null;
   citations: (Citation & { headingPath: string[] })[];
   /** False when nothing in the corpus is close enough to the question. */
   relevant: boolean;
@@ -128,6 +133,14 @@ export interface QueryServiceDeps {
   relevanceGates: Record<string, RelevanceGateModel>;
 }
 
+/** 409 `corpus_not_ready` unless the corpus can be searched (status `ready`). */
+export function assertQueryable(corpus: CorpusView): void {
+  if (corpus.status === "ready") return;
+  const pending = corpus.counts.queued + corpus.counts.processing;
+  const why = corpus.status === "indexing" ? `it is still indexing (${pending} documents pending)` : corpus.status === "empty" ? "it has no documents yet" : "none of its documents could be indexed";
+  throw new ServiceError("conflict", `Corpus '${corpus.id}' cannot be queried yet: ${why}. Wait for status 'ready' (GET /v1/rag/corpora/${corpus.id} or its /events stream).`, { code: "corpus_not_ready" });
+}
+
 export class QueryService {
   constructor(private readonly deps: QueryServiceDeps) {}
 
@@ -138,14 +151,11 @@ export class QueryService {
    */
   async retrieve(principal: Principal, corpusId: string, input: Omit<QueryInput, "model" | "temperature" | "maxTokens">, signal: AbortSignal): Promise<Retrieval> {
     const corpus = this.deps.corpora.get(principal, corpusId);
-    if (corpus.status !== "ready") {
-      const pending = corpus.counts.queued + corpus.counts.processing;
-      const why = corpus.status === "indexing" ? `it is still indexing (${pending} documents pending)` : corpus.status === "empty" ? "it has no documents yet" : "none of its documents could be indexed";
-      throw new ServiceError("conflict", `Corpus '${corpusId}' cannot be queried yet: ${why}. Wait for status 'ready' (GET /v1/rag/corpora/${corpusId} or its /events stream).`, { code: "corpus_not_ready" });
-    }
+    assertQueryable(corpus);
+    const { search, fusion } = this.searchSettings(corpus.searchDefaults, input);
     let vector: Float32Array | null = null;
     let queryTokens = 0;
-    if (input.search !== "keyword") {
+    if (search !== "keyword") {
       const embedded = await this.deps.engine.embed(this.deps.registry.resolve(corpus.embeddingModel, "embedding_model"), [corpus.embeddingPrompts.query + input.question], signal);
       vector = embedded.vectors[0] ?? null;
       queryTokens = embedded.promptTokens;
@@ -154,7 +164,7 @@ export class QueryService {
     const index = await this.deps.indexes.get(corpusId);
     const reranker = this.rerankerFor(corpus.rerankModel, input.rerank);
     const depth = reranker ? Math.max(input.topK, reranker.candidates) : input.topK;
-    const hits = await index.search({ mode: input.search, text: input.question, vector, topK: depth, documentIds, fusion: { ...this.deps.fusion, ...input.fusion } });
+    const hits = await index.search({ mode: search, text: input.question, vector, topK: depth, documentIds, fusion });
 
     const cipher = await this.deps.keyring.cipher(corpusId);
     const sealed = new Map(this.deps.chunks.byIds(hits.map((h) => h.chunkId)).map((c) => [c.id, c]));
@@ -179,9 +189,14 @@ export class QueryService {
     const finalHits = hits.filter((h) => kept.has(h.chunkId));
     const bestSimilarity = finalHits.reduce((best, h) => Math.max(best, h.similarity ?? -1), -1);
     const evidence = { ...(await index.evidence(input.question, vector, finalHits)), rerankScore };
-    const relevant = finalHits.length > 0 && (input.search === "keyword" || bestSimilarity >= this.deps.minSimilarity);
+    const relevant = finalHits.length > 0 && (search === "keyword" || bestSimilarity >= this.deps.minSimilarity);
     const citations = passages.map((p, i) => ({ ...p, index: i + 1 }));
-    return { citations, relevant, bestSimilarity: bestSimilarity < -0.5 ? null : bestSimilarity, evidence, reranked: reranker?.name ?? null, queryTokens };
+    return { search, fusion: search === "hybrid" ? fusion : null, citations, relevant, bestSimilarity: bestSimilarity < -0.5 ? null : bestSimilarity, evidence, reranked: reranker?.name ?? null, queryTokens };
+  }
+
+  /** The search mode and fusion a query uses: each field from the request, else the corpus's defaults, else the server's. */
+  searchSettings(defaults: SearchDefaults | null, input: Pick<QueryInput, "search" | "fusion">): { search: SearchMode; fusion: HybridFusion } {
+    return { search: input.search ?? defaults?.search ?? "hybrid", fusion: { ...this.deps.fusion, ...defaults?.fusion, ...input.fusion } };
   }
 
   /** The reranker `choice` asks for, given the corpus's; null for none. */
@@ -210,7 +225,7 @@ export class QueryService {
     let queryTokens = found.queryTokens;
     let relevance: RelevanceDecision = { relevant: true, decidedBy: "none", score: null, threshold: null, judge: null };
     // Keyword mode has no similarity scale the gates were fitted on: it answers whatever matched.
-    const corpus = input.search === "keyword" ? null : this.deps.corpora.get(principal, corpusId);
+    const corpus = found.search === "keyword" ? null : this.deps.corpora.get(principal, corpusId);
     const names = (entry: ModelEntry, asked: string) => [asked, entry.id, ...entry.aliases, modelFingerprint(entry.gguf)];
     const gate = corpus && gateFor({ ...BUILT_IN_GATES, ...this.deps.relevanceGates }, names(this.deps.registry.resolve(corpus.embeddingModel, "embedding_model"), corpus.embeddingModel), names(chatModel, modelName), this.deps.relevanceJudge);
     if (gate) {

@@ -9,7 +9,9 @@ import { fingerprintIds, SNAPSHOT_COLUMNS, type OpenedSnapshot, type SnapshotCon
 import { analyzeChunk, analyzeQueryWithLanguage, type KeywordLanguage } from "./keyword-analysis.js";
 import { fuseScores, type HybridFusion } from "./score-fusion.js";
 
-export type SearchMode = "hybrid" | "vector" | "keyword";
+import type { SearchMode } from "../../domain/vocabulary.js";
+
+export type { SearchMode };
 
 /** A chunk to index: with its keyword analysis (`analyzeChunk`), or its text to analyse. */
 export type IndexedChunk = { id: string; documentId: string; vector: Float32Array } & ({ text: string } | { terms: string; language: KeywordLanguage });
@@ -39,6 +41,20 @@ export interface SearchRequest {
 }
 
 export type { HybridFusion } from "./score-fusion.js";
+
+/** A hybrid query's candidates scored on both signals, before fusion (`CorpusIndex.hybridCandidates`). */
+export interface HybridCandidates {
+  /** Chunk id → its document, cosine similarity and BM25 score (0: none of the terms). */
+  readonly byId: ReadonlyMap<string, { documentId: string; similarity: number; keyword: number }>;
+  /** The query's analysed words (each word's forms). */
+  readonly words: string[][];
+  /** Share of the closest passages in the question's language. */
+  readonly sameLanguage: number;
+  /** IDF-weighted coverage of the question by the best keyword hits. */
+  readonly coverage: number;
+  readonly where: string | undefined;
+  readonly vector: Float32Array;
+}
 
 /** Evidence about a query's answerability in this corpus (`CorpusIndex.evidence`). */
 export interface RelevanceEvidence {
@@ -446,47 +462,77 @@ export class CorpusIndex {
       return hits;
     }
     if (!request.vector) return await this.keywordSearch(terms, request.topK, where);
+    const candidates = await this.candidatesFor({ words, language: queryLanguage, terms }, request.vector, request.topK, where, exact);
+    return await this.rankHybrid(candidates, request.fusion ?? DEFAULT_FUSION, request.topK, request.keepRareTerms !== false);
+  }
 
-    // Hybrid: both lists deep, then every candidate scored on both signals.
-    const depth = Math.max(request.topK * 4, 50);
-    const [vectorHits, keywordHits] = await Promise.all([this.vectorSearch(request.vector, depth, where, exact), this.keywordSearch(terms, depth, where)]);
-    const byId = new Map<string, { documentId: string; similarity: number | null; keyword: number }>();
+  /**
+   * A hybrid query's candidates, each scored on both signals, before fusion: what
+   * `search` ranks, and what search tuning (`search-tuning.ts`) ranks under many fusions
+   * without searching again. The same `topK` gives the same candidates as `search`.
+   */
+  async hybridCandidates(text: string, vector: Float32Array, topK: number, documentIds?: string[]): Promise<HybridCandidates | null> {
+    if (!this.table || topK <= 0 || documentIds?.length === 0) return null;
+    const where = documentIds ? `document_id IN (${documentIds.filter((id) => SAFE_ID.test(id)).map((id) => `'${id}'`).join(",")})` : undefined;
+    const analysed = analyzeQueryWithLanguage(text);
+    if (analysed.terms.length === 0) return null;
+    return await this.candidatesFor(analysed, vector, topK, where, false);
+  }
+
+  private async candidatesFor(query: { words: string[][]; language: KeywordLanguage | null; terms: string[] }, vector: Float32Array, topK: number, where: string | undefined, exact: boolean): Promise<HybridCandidates> {
+    // Both lists deep, then every candidate scored on both signals.
+    const depth = Math.max(topK * 4, 50);
+    const [vectorHits, keywordHits] = await Promise.all([this.vectorSearch(vector, depth, where, exact), this.keywordSearch(query.terms, depth, where)]);
+    const byId = new Map<string, { documentId: string; similarity: number; keyword: number }>();
     for (const h of vectorHits) byId.set(h.chunkId, { documentId: h.documentId, similarity: h.score, keyword: 0 });
+    const unscored: string[] = [];
     for (const h of keywordHits) {
       const known = byId.get(h.chunkId);
       if (known) known.keyword = h.score;
-      else byId.set(h.chunkId, { documentId: h.documentId, similarity: null, keyword: h.score });
+      else {
+        byId.set(h.chunkId, { documentId: h.documentId, similarity: 0, keyword: h.score });
+        unscored.push(h.chunkId);
+      }
     }
-    const unscored = [...byId].filter(([, c]) => c.similarity === null).map(([id]) => id);
-    const similarity = await this.similarities(request.vector, unscored);
+    const similarity = await this.similarities(vector, unscored);
     for (const id of unscored) byId.get(id)!.similarity = similarity.get(id) ?? 0;
-    const fusion = request.fusion ?? DEFAULT_FUSION;
     // Words match only within a language: when the closest passages are in another language
     // than the question (an English question about Malay reports), the keyword signal can only
     // point elsewhere, so it counts for as much as the share of close passages in the question's.
     const close = vectorHits.slice(0, 10);
-    const sameLanguage = queryLanguage === null || close.length === 0 ? 1 : close.filter((h) => h.language === queryLanguage).length / close.length;
+    const sameLanguage = query.language === null || close.length === 0 ? 1 : close.filter((h) => h.language === query.language).length / close.length;
     // And words are evidence only as far as the best keyword hits hold the question's wording:
     // when they share only a common word or two with it (IDF-weighted coverage), BM25's ranking
-    // says little and the vector ranking should stand. Squared: a half-matched question gets a
-    // quarter of the keyword weight. (Measured on the bilingual set and BEIR; `npm run eval`.)
-    const coverage = await this.bestCoverage(words, keywordHits.slice(0, 3));
+    // says little and the vector ranking should stand (`keywordTrust`; measured on the
+    // bilingual set and BEIR, `npm run eval`).
+    const coverage = await this.bestCoverage(query.words, keywordHits.slice(0, 3));
+    return { byId, words: query.words, sameLanguage, coverage, where, vector };
+  }
+
+  /** The best `topK` of `candidates` under `fusion` (and, unless asked not to, each rare query term's best chunk). */
+  async rankHybrid(candidates: HybridCandidates, fusion: HybridFusion, topK: number, keepRareTerms = true): Promise<SearchHit[]> {
+    const { byId, sameLanguage, coverage } = candidates;
+    // Squared coverage: a half-matched question gets a quarter of the keyword weight.
     const trustIn = fusion.keywordTrust ?? "squared";
     const trust = trustIn === "fixed" ? 1 : trustIn === "language" ? sameLanguage : trustIn === "linear" ? coverage * sameLanguage : coverage * coverage * sameLanguage;
     const fused = fuseScores(
-      [...byId].map(([id, c]) => ({ id, similarity: c.similarity!, keyword: c.keyword })),
+      [...byId].map(([id, c]) => ({ id, similarity: c.similarity, keyword: c.keyword })),
       { ...fusion, vectorWeight: 1 - (1 - fusion.vectorWeight) * trust },
     );
-    const top = fused.slice(0, request.topK);
-    if (request.keepRareTerms !== false) {
-      const added = await this.keepRareTerms(words, top, fused, request.topK, where);
-      // A kept chunk can lie beyond both candidate lists (many passages outrank it on the
-      // other words): it is scored here.
+    const top = fused.slice(0, topK);
+    // A kept chunk can lie beyond both candidate lists (many passages outrank it on the
+    // other words): it is scored here, without joining the candidates (they are ranked again under other fusions).
+    const beyond = new Map<string, { documentId: string; similarity: number }>();
+    if (keepRareTerms) {
+      const added = await this.keepRareTerms(candidates.words, top, fused, topK, candidates.where);
       const missing = added.filter((h) => !byId.has(h.chunkId));
-      const similarity = await this.similarities(request.vector, missing.map((h) => h.chunkId));
-      for (const h of missing) byId.set(h.chunkId, { documentId: h.documentId, similarity: similarity.get(h.chunkId) ?? 0, keyword: h.score });
+      const similarity = await this.similarities(candidates.vector, missing.map((h) => h.chunkId));
+      for (const h of missing) beyond.set(h.chunkId, { documentId: h.documentId, similarity: similarity.get(h.chunkId) ?? 0 });
     }
-    return top.map(({ id, score }) => ({ chunkId: id, documentId: byId.get(id)!.documentId, score, similarity: byId.get(id)!.similarity }));
+    return top.map(({ id, score }) => {
+      const c = byId.get(id) ?? beyond.get(id)!;
+      return { chunkId: id, documentId: c.documentId, score, similarity: c.similarity };
+    });
   }
 
   /**

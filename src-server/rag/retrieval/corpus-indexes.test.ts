@@ -39,7 +39,7 @@ describe("CorpusIndexes: rebuilding a corpus's index from the encrypted store", 
     chunks = new ChunkStore(db);
     new WorkspaceStore(db).insert({ id: "ws_default", name: "test", createdAt: 0 });
     keyring = new CorpusKeyring(new LocalKeyFileProvider(path.join(dir, "kek.bin")), corpora);
-    corpora.insert({ id: corpusId, workspaceId: "ws_default", name: "open", chunking: "fixed", embeddingModel: "synthetic", dimensions: 4, embeddingPrompts: { query: "", document: "" }, rerankModel: null, retentionDays: 30, metadata: {}, createdAt: 0, updatedAt: 0 }, await keyring.create(corpusId));
+    corpora.insert({ id: corpusId, workspaceId: "ws_default", name: "open", chunking: "fixed", embeddingModel: "synthetic", dimensions: 4, embeddingPrompts: { query: "", document: "" }, rerankModel: null, searchDefaults: null, retentionDays: 30, metadata: {}, createdAt: 0, updatedAt: 0 }, await keyring.create(corpusId));
     cipher = await keyring.cipher(corpusId);
     for (const id of ["doc_old", "doc_new"]) documents.insert({ id, corpusId, filename: `${id}.md`, contentType: "text/markdown", format: "md", bytes: 1, sha256: id.padEnd(64, "0"), status: "processing", error: null, pageCount: null, chunkCount: 0, metadata: {}, attempts: 1, createdAt: 0, updatedAt: 0, indexedAt: null });
     // A chunk stored before analyses were kept, one with an analysis of an older version, and
@@ -128,7 +128,7 @@ describe("CorpusIndexes: opening from a sealed snapshot, brought up to date with
     files = new SnapshotFiles(path.join(dir, "index-snapshots"));
     new WorkspaceStore(db).insert({ id: "ws_default", name: "test", createdAt: 0 });
     keyring = new CorpusKeyring(new LocalKeyFileProvider(path.join(dir, "kek.bin")), corpora);
-    corpora.insert({ id: corpusId, workspaceId: "ws_default", name: "snap", chunking: "fixed", embeddingModel: "synthetic", dimensions: DIM, embeddingPrompts: { query: "", document: "" }, rerankModel: null, retentionDays: 30, metadata: {}, createdAt: 0, updatedAt: 0 }, await keyring.create(corpusId));
+    corpora.insert({ id: corpusId, workspaceId: "ws_default", name: "snap", chunking: "fixed", embeddingModel: "synthetic", dimensions: DIM, embeddingPrompts: { query: "", document: "" }, rerankModel: null, searchDefaults: null, retentionDays: 30, metadata: {}, createdAt: 0, updatedAt: 0 }, await keyring.create(corpusId));
     cipher = await keyring.cipher(corpusId);
     for (let doc = 0; doc < 3; doc++) {
       docIds.push(newId("doc_"));

@@ -13,7 +13,9 @@
  *   equal weights give the classic form; ignores the scores' sizes.
  */
 
-export type FusionMethod = "convex" | "dbsf" | "rrf";
+import type { FusionMethod, KeywordTrust } from "../../domain/vocabulary.js";
+
+export type { FusionMethod, KeywordTrust };
 
 export interface HybridFusion {
   method: FusionMethod;
@@ -28,7 +30,6 @@ export interface HybridFusion {
   keywordTrust?: KeywordTrust;
 }
 
-export type KeywordTrust = "squared" | "linear" | "language" | "fixed";
 
 export interface FusionCandidate {
   id: string;

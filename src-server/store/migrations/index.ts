@@ -15,6 +15,7 @@ import { m010EmbeddingPrompts } from "./010-embedding-prompts.js";
 import { m011CorpusReranker } from "./011-corpus-reranker.js";
 import { m012Responses } from "./012-responses.js";
 import { m013ChunkTerms } from "./013-chunk-terms.js";
+import { m014CorpusSearchDefaults } from "./014-corpus-search-defaults.js";
 
 export interface Migration {
   version: number;
@@ -22,4 +23,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [m001Core, m002Rag, m003Sessions, m004Conversations, m005ModelFiles, m006RateLimits, m007Audit, m008Tombstones, m009ServiceAccounts, m010EmbeddingPrompts, m011CorpusReranker, m012Responses, m013ChunkTerms];
+export const MIGRATIONS: readonly Migration[] = [m001Core, m002Rag, m003Sessions, m004Conversations, m005ModelFiles, m006RateLimits, m007Audit, m008Tombstones, m009ServiceAccounts, m010EmbeddingPrompts, m011CorpusReranker, m012Responses, m013ChunkTerms, m014CorpusSearchDefaults];
