@@ -1,4 +1,4 @@
-import { screen, within } from "@testing-library/react";
+import { fireEvent, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { json, renderWithApp } from "../test-utils/render.js";
@@ -38,5 +38,52 @@ describe("CorpusDetail", () => {
     });
     await screen.findByRole("table");
     expect(screen.queryByRole("group", { name: "Show documents" })).toBeNull();
+  });
+
+  it("edits the corpus's search settings: words only, then hybrid with its weight and trust rule, then back to the server's", async () => {
+    const user = userEvent.setup();
+    let current: unknown = null;
+    const { server } = renderWithApp(<CorpusDetail corpusId="corp_1" />, {
+      routes: {
+        "GET /v1/rag/corpora/corp_1": () => json({ ...corpus, search_defaults: current }),
+        "PATCH /v1/rag/corpora/corp_1": (call) => {
+          current = (call.body as { search_defaults: unknown }).search_defaults;
+          return json({ ...corpus, search_defaults: current });
+        },
+        "GET /v1/rag/corpora/corp_1/documents": () => json({ object: "list", data: docs.slice(0, 2), first_id: null, last_id: null, has_more: false }),
+      },
+    });
+    expect(await screen.findByText(/search: server default/)).toBeInTheDocument();
+    const patches = () => server.calls.filter((c) => c.method === "PATCH").map((c) => c.body);
+
+    await user.click(screen.getByRole("button", { name: "Search settings" }));
+    let dialog = await screen.findByRole("dialog", { name: "Search settings" });
+    expect(within(dialog).getByRole("radio", { name: /Server default/ })).toBeChecked();
+    await user.click(within(dialog).getByRole("radio", { name: /Words only/ }));
+    expect(within(dialog).queryByLabelText("Weight of meaning against words")).toBeNull();
+    await user.click(within(dialog).getByRole("button", { name: "Save settings" }));
+    expect(await screen.findByText(/search: Words only/)).toBeInTheDocument();
+    expect(patches()).toEqual([{ search_defaults: { search: "keyword" } }]);
+
+    await user.click(screen.getByRole("button", { name: "Search settings" }));
+    dialog = await screen.findByRole("dialog", { name: "Search settings" });
+    expect(within(dialog).getByRole("radio", { name: /Words only/ })).toBeChecked();
+    await user.click(within(dialog).getByRole("radio", { name: /Hybrid/ }));
+    const weight = within(dialog).getByLabelText("Weight of meaning against words");
+    expect(weight).toHaveValue("0.67");
+    fireEvent.change(weight, { target: { value: "0.3" } });
+    expect(within(dialog).getByText("0.30")).toBeInTheDocument();
+    await user.selectOptions(within(dialog).getByLabelText("How much to trust the words of each question"), "language");
+    expect(within(dialog).getByText(/unless the closest passages are in another language/)).toBeInTheDocument();
+    await user.click(within(dialog).getByRole("button", { name: "Save settings" }));
+    expect(await screen.findByText(/search: Hybrid · meaning 0.3 · By language only/)).toBeInTheDocument();
+    expect(patches()[1]).toEqual({ search_defaults: { search: "hybrid", fusion: { vector_weight: 0.3, keyword_trust: "language" } } });
+
+    await user.click(screen.getByRole("button", { name: "Search settings" }));
+    dialog = await screen.findByRole("dialog", { name: "Search settings" });
+    await user.click(within(dialog).getByRole("radio", { name: /Server default/ }));
+    await user.click(within(dialog).getByRole("button", { name: "Save settings" }));
+    expect(await screen.findByText(/search: server default/)).toBeInTheDocument();
+    expect(patches()[2]).toEqual({ search_defaults: null });
   });
 });

@@ -1,6 +1,6 @@
 /** One corpus: facts, upload, live indexing, documents, deletion. */
 import { useQuery } from "@tanstack/react-query";
-import { ArrowLeft, MessageSquare, Trash2 } from "lucide-react";
+import { ArrowLeft, MessageSquare, SlidersHorizontal, Trash2 } from "lucide-react";
 import { useState } from "react";
 import { ApiError } from "../api/api-error.js";
 import { useApi } from "../api/api-context.js";
@@ -14,6 +14,7 @@ import { StatusBadge } from "../ui/StatusBadge.js";
 import { corpusLabel, corpusTone } from "./corpus-status.js";
 import { DeleteCorpusDialog } from "./DeleteCorpusDialog.js";
 import { DocumentsTable } from "./DocumentsTable.js";
+import { SearchSettingsDialog, searchSummary } from "./SearchSettingsDialog.js";
 import { UploadList } from "./UploadList.js";
 import { UploadZone } from "./UploadZone.js";
 import { useCorpusEvents } from "./use-corpus-events.js";
@@ -27,6 +28,7 @@ export function CorpusDetail({ corpusId }: { corpusId: string }) {
   const { t, number, dateTime } = useI18n();
   const client = useApi();
   const [deleting, setDeleting] = useState(false);
+  const [tuning, setTuning] = useState(false);
   // "failed": only the documents that could not be indexed (the header's count opens it).
   const [show, setShow] = useState<"all" | "failed">("all");
   const uploads = useUploads(corpusId);
@@ -81,11 +83,14 @@ export function CorpusDetail({ corpusId }: { corpusId: string }) {
           </h1>
           <p className="page-sub">
             {t("corpus.facts", { docs: number(c.document_counts.total), indexed: number(c.document_counts.indexed), chunks: number(c.chunk_count) })} · {t(`chunking.${c.chunking}`)} ·{" "}
-            <span className="mono">{c.embedding_model}</span> ({c.dimensions}d) · {t("corpus.retentionShort", { days: c.retention_days })} · {t("corpus.created", { when: dateTime(c.created_at) })}
+            <span className="mono">{c.embedding_model}</span> ({c.dimensions}d) · {t("corpus.retentionShort", { days: c.retention_days })} · {t("corpus.search", { summary: searchSummary(t, c.search_defaults) })} · {t("corpus.created", { when: dateTime(c.created_at) })}
           </p>
         </div>
         <button type="button" className="btn" onClick={ask} disabled={c.status !== "ready"} title={c.status !== "ready" ? t("err.corpus_not_ready") : undefined}>
           <MessageSquare aria-hidden="true" size={16} /> {t("corpus.ask")}
+        </button>
+        <button type="button" className="btn" onClick={() => setTuning(true)}>
+          <SlidersHorizontal aria-hidden="true" size={16} /> {t("corpus.searchSettings")}
         </button>
         <button type="button" className="btn" onClick={() => setDeleting(true)}>
           <Trash2 aria-hidden="true" size={16} /> {t("corpus.delete")}
@@ -116,6 +121,7 @@ export function CorpusDetail({ corpusId }: { corpusId: string }) {
         {documents.data && <DocumentsTable corpusId={corpusId} documents={documents.data} live={uploads.state.docs} />}
       </section>
       <DeleteCorpusDialog corpus={c} open={deleting} onOpenChange={setDeleting} />
+      {tuning && <SearchSettingsDialog corpus={c} open={tuning} onOpenChange={setTuning} />}
     </div>
   );
 }

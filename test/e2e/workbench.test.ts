@@ -151,6 +151,30 @@ describe("the workbench in Chromium", () => {
     await page.locator("table").getByText("report.pdf").waitFor();
   });
 
+  it("sets the corpus's search settings from its page, by keyboard, and puts them back", { timeout: 60_000 }, async () => {
+    const facts = page.locator(".page-sub");
+    assert.match((await facts.textContent()) ?? "", /search: server default/);
+    await page.getByRole("button", { name: "Search settings" }).click();
+    const dialog = page.getByRole("dialog", { name: "Search settings" });
+    await dialog.getByRole("radio", { name: /Hybrid/ }).check();
+    await dialog.getByLabel("How much to trust the words of each question").selectOption("language");
+    await dialog.getByLabel("Weight of meaning against words").focus();
+    for (let i = 0; i < 7; i++) await page.keyboard.press("ArrowLeft");
+    assert.equal(await dialog.locator("output").textContent(), "0.60");
+    await shot("03c-search-settings");
+    await dialog.getByRole("button", { name: "Save settings" }).click();
+    await dialog.waitFor({ state: "hidden" });
+    await page.getByText(/search: Hybrid · meaning 0\.6 · By language only/).waitFor();
+    // The API sees what the page set.
+    const corpusId = /#\/corpora\/(corp_[A-Za-z0-9_-]+)/.exec(page.url())![1]!;
+    assert.deepEqual((await t.call("GET", `/v1/rag/corpora/${corpusId}`)).json.search_defaults, { search: "hybrid", fusion: { vector_weight: 0.6, keyword_trust: "language" } });
+    await page.getByRole("button", { name: "Search settings" }).click();
+    await dialog.getByRole("radio", { name: /Server default/ }).check();
+    await dialog.getByRole("button", { name: "Save settings" }).click();
+    await page.getByText(/search: server default/).waitFor();
+    assert.equal((await t.call("GET", `/v1/rag/corpora/${corpusId}`)).json.search_defaults, null);
+  });
+
   it("answers an English and a Malay question with streamed text and citations", { timeout: 300_000 }, async () => {
     await page.getByRole("button", { name: "Ask this corpus" }).click();
     await page.waitForURL(/#\/chat/);
