@@ -22,7 +22,7 @@ import pino from "pino";
 import { LlamaEngine } from "../../src-server/engine/llama-engine.js";
 import type { ModelEntry } from "../../src-server/models/model-registry.js";
 import { readGgufSummary } from "../../src-server/models/gguf-summary.js";
-import { modelFingerprint } from "../../src-server/rag/answer/relevance-gate.js";
+import { modelFingerprint, type RelevanceGateModel } from "../../src-server/rag/answer/relevance-gate.js";
 import { judgeMessages, JUDGE_CHOICES } from "../../src-server/rag/answer/relevance-judge.js";
 import { REPO_ROOT, testModel, type TestModelId } from "../helpers/models.js";
 import { evalDoc, upload, waitForStatus } from "../helpers/rag.js";
@@ -157,8 +157,13 @@ process.stdout.write(`calibration: ${count(calibration)}; held out: ${count(held
 process.stdout.write("| gate | held-out unanswerable refused | held-out answerable refused | near miss refused | off topic refused | calibration unanswerable / answerable refused |\n|---|---|---|---|---|---|\n");
 const fingerprint = async (file: string) => modelFingerprint(await readGgufSummary(file));
 const embedderPrint = await fingerprint(testModel(EMBEDDER));
-const fitted: Record<string, unknown> = {};
+const fitted: Record<string, RelevanceGateModel> = {};
 const asRows = (xs: Cached[], judge: string | null): GateRow[] => xs.map((r) => ({ id: r.id, answerable: r.answerable, kind: r.kind, evidence: r.evidence, judge: judge ? r.judge[judge]! : null }));
+// A judge earns its place (and its prompt evaluation per question) only when, on the
+// calibration half, judge + evidence refuses more unanswerable questions than the evidence
+// alone within the same budget, with a positive weight; otherwise the pair's gate is the evidence-only one, which
+// never asks the chat model. Decided on the calibration half only.
+let evidenceOnly: { model: RelevanceGateModel; refused: number } | null = null;
 for (const judge of [null, ...args.judge.map((s) => judgeEntry(s).name)]) {
   const variants = judge ? (["judge only", "judge + evidence"] as const) : (["evidence only"] as const);
   for (const variant of variants) {
@@ -166,7 +171,16 @@ for (const judge of [null, ...args.judge.map((s) => judgeEntry(s).name)]) {
     const held = gateRates(asRows(heldOut, judge), model);
     const cal = gateRates(asRows(calibration, judge), model);
     process.stdout.write(`| ${judge ? `${judge}: ${variant}` : variant} | ${pct(held.refusedUnanswerable)} | ${pct(held.refusedAnswerable)} | ${pct(held.byKind.near_miss ?? NaN)} | ${pct(held.byKind.off_topic ?? NaN)} | ${pct(cal.refusedUnanswerable)} / ${pct(cal.refusedAnswerable)} |\n`);
-    if (variant !== "judge only") fitted[`${embedderPrint}|${judge ? await fingerprint(judgeEntry(args.judge.find((s) => judgeEntry(s).name === judge)!).file) : "*"}`] = model;
+    if (variant === "judge only") continue;
+    if (!judge) {
+      evidenceOnly = { model, refused: cal.refusedUnanswerable };
+      fitted[`${embedderPrint}|*`] = model;
+      continue;
+    }
+    // …and only a judge whose "yes" counts for answering (a negative weight is a fit to noise).
+    const judgeEarns = cal.refusedUnanswerable > evidenceOnly!.refused && (model.weights.judge ?? 0) > 0;
+    fitted[`${embedderPrint}|${await fingerprint(judgeEntry(args.judge.find((s) => judgeEntry(s).name === judge)!).file)}`] = judgeEarns ? model : evidenceOnly!.model;
+    process.stdout.write(`|   → built in for ${judge}: ${judgeEarns ? "judge + evidence" : "evidence only (the judge added nothing on the calibration half; it is not asked)"} | | | | | |\n`);
   }
 }
 
