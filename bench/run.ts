@@ -225,6 +225,8 @@ async function main() {
     let apiMs = 0;
     let refMs = 0;
     let peerMs = 0;
+    // Each batch's API / llama-server rate, the two timed back to back: the spread of the ratio.
+    const pairedRatios: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       for (let i = 0; i < inputs.length; i += 64) {
         const batch = inputs.slice(i, i + 64);
@@ -233,12 +235,17 @@ async function main() {
           await send();
           return performance.now() - started;
         };
+        let apiBatchMs = 0;
+        let peerBatchMs = 0;
         const turns = [
-          async () => void (apiMs += await timed(() => post(batch))),
+          async () => void (apiBatchMs = await timed(() => post(batch))),
           async () => void (refMs += (await embedReference.request<{ ms: number }>({ op: "embed", inputs: batch })).ms),
-          ...(embedPeer ? [async () => void (peerMs += await timed(() => postPeer(batch)))] : []),
+          ...(embedPeer ? [async () => void (peerBatchMs = await timed(() => postPeer(batch)))] : []),
         ];
         for (let k = 0; k < turns.length; k++) await turns[(round + i / 64 + k) % turns.length]!();
+        apiMs += apiBatchMs;
+        peerMs += peerBatchMs;
+        if (embedPeer) pairedRatios.push(peerBatchMs / apiBatchMs);
       }
     }
     await embedReference.stop();
@@ -247,10 +254,13 @@ async function main() {
     const apiEmbedPerSecond = embedded / (apiMs / 1000);
     const refEmbedPerSecond = embedded / (refMs / 1000);
     const peerEmbedPerSecond = embedPeer ? embedded / (peerMs / 1000) : NaN;
-    report.embeddings = { inProcessPerSecond: refEmbedPerSecond, apiPerSecond: apiEmbedPerSecond, llamaServerPerSecond: embedPeer ? peerEmbedPerSecond : null };
+    report.embeddings = { inProcessPerSecond: refEmbedPerSecond, apiPerSecond: apiEmbedPerSecond, llamaServerPerSecond: embedPeer ? peerEmbedPerSecond : null, pairedRatios };
     log(`\n## Embeddings (${inputs.length} inputs × ${ROUNDS} rounds, batches of 64, taking turns)`);
     log(`in-process ${fmt(refEmbedPerSecond)}/s, API ${fmt(apiEmbedPerSecond)}/s: **${fmt((apiEmbedPerSecond / refEmbedPerSecond) * 100)}%** of in-process (target ≥ 90%)`);
-    if (embedPeer) log(`llama-server (8 slots, batched) ${fmt(peerEmbedPerSecond)}/s: API / llama-server **${fmt(apiEmbedPerSecond / peerEmbedPerSecond, 2)}×** ${verdict(apiEmbedPerSecond / peerEmbedPerSecond, 1)} (goal ≥ 1.0)`);
+    if (embedPeer) {
+      log(`llama-server (8 slots, batched) ${fmt(peerEmbedPerSecond)}/s: API / llama-server **${fmt(apiEmbedPerSecond / peerEmbedPerSecond, 2)}×** ${verdict(apiEmbedPerSecond / peerEmbedPerSecond, 1)} (goal ≥ 1.0)`);
+      log(`per batch of 64, API / llama-server timed back to back: median ${fmt(median(pairedRatios), 3)}×, middle half ${fmt(percentile(pairedRatios, 25), 3)}–${fmt(percentile(pairedRatios, 75), 3)}× over ${pairedRatios.length} pairs`);
+    }
     else log("(llama-server not built: run `npm run bench:setup` first)");
   }
   await pustaka.stop();
