@@ -176,13 +176,14 @@ export const ConfigSchema = z
         /** Hybrid search: `convex` (normalised scores, weighted) or `rrf` (reciprocal rank fusion). */
         hybridFusion: z.enum(["convex", "dbsf", "rrf"]).default("convex"),
         /** Convex fusion: weight of the vector list, 0–1 (the keyword list gets the rest). */
-        hybridVectorWeight: z.number().min(0).max(1).default(0.67),
+        hybridVectorWeight: z.number().min(0).max(1).default(0.5),
         /**
          * How the keyword weight adapts per question (`score-fusion.ts` `KeywordTrust`):
-         * `squared` (default; holds on the bilingual set), `linear`, `language` (best on
-         * English-only technical text such as BEIR SciFact), `fixed`.
+         * `auto` (default: `language` in a corpus in one language, the cube of the keyword
+         * hits' coverage in a multilingual one), `squared`, `linear`, `language`, `fixed`.
+         * Measured: docs/EVALUATION.md.
          */
-        hybridKeywordTrust: z.enum(["squared", "linear", "language", "fixed"]).default("squared"),
+        hybridKeywordTrust: z.enum(["auto", "squared", "linear", "language", "fixed"]).default("auto"),
       })
       .prefault({}),
     rateLimits: z

@@ -70,7 +70,7 @@ describe("CorpusDetail", () => {
     expect(within(dialog).getByRole("radio", { name: /Words only/ })).toBeChecked();
     await user.click(within(dialog).getByRole("radio", { name: /Hybrid/ }));
     const weight = within(dialog).getByLabelText("Weight of meaning against words");
-    expect(weight).toHaveValue("0.67");
+    expect(weight).toHaveValue("0.5");
     fireEvent.change(weight, { target: { value: "0.3" } });
     expect(within(dialog).getByText("0.30")).toBeInTheDocument();
     await user.selectOptions(within(dialog).getByLabelText("How much to trust the words of each question"), "language");

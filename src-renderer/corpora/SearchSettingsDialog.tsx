@@ -15,9 +15,9 @@ import { Modal } from "../ui/Modal.js";
 type Choice = "default" | SearchMode;
 type Trust = NonNullable<FusionOption["keyword_trust"]>;
 const CHOICES: Choice[] = ["default", "hybrid", "vector", "keyword"];
-const TRUSTS: Trust[] = ["squared", "linear", "language", "fixed"];
+const TRUSTS: Trust[] = ["auto", "squared", "linear", "language", "fixed"];
 /** The server's own hybrid weight, shown until the corpus sets one. */
-const SERVER_WEIGHT = 0.67;
+const SERVER_WEIGHT = 0.5;
 
 /** A corpus's search settings in a few words (the corpus page's facts line). */
 export function searchSummary(t: Translate, d: SearchDefaults | null): string {
@@ -37,7 +37,7 @@ export function SearchSettingsDialog({ corpus, open, onOpenChange }: { corpus: C
   const current = corpus.search_defaults;
   const [choice, setChoice] = useState<Choice>(current?.search ?? "default");
   const [weight, setWeight] = useState(current?.fusion?.vector_weight ?? SERVER_WEIGHT);
-  const [trust, setTrust] = useState<Trust>(current?.fusion?.keyword_trust ?? "squared");
+  const [trust, setTrust] = useState<Trust>(current?.fusion?.keyword_trust ?? "auto");
 
   const save = useMutation({
     mutationFn: () => {

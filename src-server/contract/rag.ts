@@ -232,7 +232,7 @@ export interface FusionOption {
   method?: "convex" | "dbsf" | "rrf";
   vector_weight?: number;
   /** How the keyword weight adapts to the question (see the README's "Hybrid search"). */
-  keyword_trust?: "squared" | "linear" | "language" | "fixed";
+  keyword_trust?: "auto" | "squared" | "linear" | "language" | "fixed";
 }
 
 /** `true`: the corpus's reranker; `false`: none; or a rerank model and how many fused candidates it rescores. */

@@ -25,7 +25,7 @@ export type SearchMode = "hybrid" | "vector" | "keyword";
 export type FusionMethod = "convex" | "dbsf" | "rrf";
 
 /** How the keyword weight adapts to each question (`HybridFusion.keywordTrust`). */
-export type KeywordTrust = "squared" | "linear" | "language" | "fixed";
+export type KeywordTrust = "auto" | "squared" | "linear" | "language" | "fixed";
 
 /**
  * A corpus's own search settings, used when a request does not say: its mode and, for

@@ -8,6 +8,7 @@ import type { Logger } from "pino";
 import type { InferenceEngine } from "../engine/types.js";
 import { newId, nowSeconds } from "../ids.js";
 import type { ModelRegistry } from "../models/model-registry.js";
+import { embeddingInput } from "../models/embedding-prompts.js";
 import type { CorpusKeyring } from "../security/corpus-keyring.js";
 import type { EncryptedBlobStore } from "../security/encrypted-blob-store.js";
 import type { ChunkStore, SealedChunk } from "../store/chunk-store.js";
@@ -154,7 +155,7 @@ export class Indexer {
         const out: Float32Array[] = [];
         for (let i = 0; i < texts.length; i += this.options.embedBatch) {
           onBatch?.(i);
-          const batch = texts.slice(i, i + this.options.embedBatch).map((text) => prompt + text);
+          const batch = texts.slice(i, i + this.options.embedBatch).map((text) => embeddingInput(prompt, text));
           out.push(...(await this.deps.engine.embed(model, batch, signal)).vectors);
         }
         lap("embedMs");

@@ -8,6 +8,7 @@ import type { Principal } from "../domain/scopes.js";
 import type { InferenceEngine } from "../engine/types.js";
 import { invalidRequest } from "../errors.js";
 import type { ModelRegistry } from "../models/model-registry.js";
+import { embeddingInput } from "../models/embedding-prompts.js";
 import type { DocumentStore } from "../store/document-store.js";
 import { assertQueryable, type QueryService } from "./answer/query-service.js";
 import type { CorpusService, CorpusView } from "./corpus-service.js";
@@ -70,7 +71,7 @@ export class SearchTuningService {
 
     const embedded = await this.deps.engine.embed(
       this.deps.registry.resolve(corpus.embeddingModel, "embedding_model"),
-      input.questions.map((q) => corpus.embeddingPrompts.query + q.question),
+      input.questions.map((q) => embeddingInput(corpus.embeddingPrompts.query, q.question)),
       signal,
     );
     const index = await this.deps.indexes.get(corpusId);
@@ -104,7 +105,7 @@ export class SearchTuningService {
     else if (heldOut.tuned <= heldOut.current) notApplied = "did_not_hold";
     let updated = corpus;
     if (notApplied === null) {
-      const fusion = best.fusion && { method: best.fusion.method, vectorWeight: best.fusion.vectorWeight, keywordTrust: best.fusion.keywordTrust ?? "squared" };
+      const fusion = best.fusion && { method: best.fusion.method, vectorWeight: best.fusion.vectorWeight, keywordTrust: best.fusion.keywordTrust ?? "auto" };
       updated = this.deps.corpora.update(principal, corpusId, { searchDefaults: { search: best.search, ...(fusion ? { fusion } : {}) } });
     }
     return {

@@ -159,7 +159,8 @@ describe("the workbench in Chromium", () => {
     await dialog.getByRole("radio", { name: /Hybrid/ }).check();
     await dialog.getByLabel("How much to trust the words of each question").selectOption("language");
     await dialog.getByLabel("Weight of meaning against words").focus();
-    for (let i = 0; i < 7; i++) await page.keyboard.press("ArrowLeft");
+    // From the server's 0.5, ten steps of 0.01 up.
+    for (let i = 0; i < 10; i++) await page.keyboard.press("ArrowRight");
     assert.equal(await dialog.locator("output").textContent(), "0.60");
     await shot("03c-search-settings");
     await dialog.getByRole("button", { name: "Save settings" }).click();

@@ -77,7 +77,7 @@ export function loadEvalSet(): { docs: string[]; questions: EvalQuestion[]; unan
 /** A hybrid search with another fusion, measured beside the three modes. */
 export interface HybridVariant {
   label: string;
-  fusion: { method?: "convex" | "dbsf" | "rrf"; vector_weight?: number; keyword_trust?: "squared" | "linear" | "language" | "fixed" };
+  fusion: { method?: "convex" | "dbsf" | "rrf"; vector_weight?: number; keyword_trust?: "auto" | "squared" | "linear" | "language" | "fixed" };
 }
 
 /**

@@ -43,7 +43,7 @@ describe("search settings per corpus, and tuning them on judged questions", () =
 
     const plain = await search({});
     assert.equal(plain.json.search, "hybrid");
-    assert.deepEqual(plain.json.fusion, { method: "convex", vector_weight: 0.67, keyword_trust: "squared" }, "no settings: the server's");
+    assert.deepEqual(plain.json.fusion, { method: "convex", vector_weight: 0.5, keyword_trust: "auto" }, "no settings: the server's");
 
     const patched = await t.call("PATCH", `/v1/rag/corpora/${corpusId}`, { search_defaults: { search: "hybrid", fusion: { vector_weight: 0.2, keyword_trust: "fixed" } } });
     assert.equal(patched.status, 200);
@@ -65,7 +65,7 @@ describe("search settings per corpus, and tuning them on judged questions", () =
 
     const cleared = await t.call("PATCH", `/v1/rag/corpora/${corpusId}`, { search_defaults: null });
     assert.equal(cleared.json.search_defaults, null);
-    assert.deepEqual((await search({})).json.fusion, { method: "convex", vector_weight: 0.67, keyword_trust: "squared" });
+    assert.deepEqual((await search({})).json.fusion, { method: "convex", vector_weight: 0.5, keyword_trust: "auto" });
 
     for (const [bad, param] of [
       [{ search: "vector", fusion: { vector_weight: 0.5 } }, "search_defaults.fusion"],
@@ -89,8 +89,8 @@ describe("search settings per corpus, and tuning them on judged questions", () =
     assert.equal(r.object, "rag.search_tuning");
     assert.equal(r.questions, MALAY.length);
     assert.deepEqual({ search: r.current.search, fusion: r.current.fusion }, { search: "vector", fusion: null });
-    // keyword, vector (the settings in force) and convex fusion at 9 weights × 4 keyword-trust rules.
-    assert.equal(r.settings.length, 2 + 36);
+    // keyword, vector (the settings in force) and convex fusion at 9 weights × 5 keyword-trust rules.
+    assert.equal(r.settings.length, 2 + 45);
     assert.deepEqual(r.settings[0], r.best);
     for (let i = 1; i < r.settings.length; i++) assert.ok(r.settings[i - 1].ndcg_at_10 >= r.settings[i].ndcg_at_10, "best first");
     assert.equal(r.applied, false);
@@ -112,6 +112,7 @@ describe("search settings per corpus, and tuning them on judged questions", () =
     for (const fusion of [
       { method: "convex", vector_weight: 0.3, keyword_trust: "language" },
       { method: "convex", vector_weight: 0.7, keyword_trust: "squared" },
+      { method: "convex", vector_weight: 0.5, keyword_trust: "auto" },
     ]) {
       assert.ok(Math.abs(scoreOf("hybrid", fusion) - (await viaSearch({ search: "hybrid", fusion }))) < 1e-4, JSON.stringify(fusion));
     }

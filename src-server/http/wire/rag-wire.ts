@@ -24,7 +24,7 @@ const FusionSchema = z
   .object({
     method: z.enum(["convex", "dbsf", "rrf"]).optional(),
     vector_weight: z.number().min(0).max(1).optional(),
-    keyword_trust: z.enum(["squared", "linear", "language", "fixed"]).optional(),
+    keyword_trust: z.enum(["auto", "squared", "linear", "language", "fixed"]).optional(),
   })
   .strict();
 

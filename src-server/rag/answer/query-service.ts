@@ -7,6 +7,7 @@ import type { Principal } from "../../domain/scopes.js";
 import type { ChatRun, InferenceEngine } from "../../engine/types.js";
 import { ServiceError, invalidRequest } from "../../errors.js";
 import type { ModelEntry, ModelRegistry } from "../../models/model-registry.js";
+import { embeddingInput } from "../../models/embedding-prompts.js";
 import type { CorpusKeyring } from "../../security/corpus-keyring.js";
 import type { ChunkStore } from "../../store/chunk-store.js";
 import type { DocumentStore } from "../../store/document-store.js";
@@ -156,7 +157,7 @@ export class QueryService {
     let vector: Float32Array | null = null;
     let queryTokens = 0;
     if (search !== "keyword") {
-      const embedded = await this.deps.engine.embed(this.deps.registry.resolve(corpus.embeddingModel, "embedding_model"), [corpus.embeddingPrompts.query + input.question], signal);
+      const embedded = await this.deps.engine.embed(this.deps.registry.resolve(corpus.embeddingModel, "embedding_model"), [embeddingInput(corpus.embeddingPrompts.query, input.question)], signal);
       vector = embedded.vectors[0] ?? null;
       queryTokens = embedded.promptTokens;
     }

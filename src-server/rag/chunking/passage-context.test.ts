@@ -9,6 +9,13 @@ describe("passageContext", () => {
     assert.equal(passageContext("Laporan Banjir Kelantan 2022", ["Laporan Banjir Kelantan 2022", "3. Pemindahan", "Pusat pemindahan"], "Seramai 1,200 mangsa ditempatkan di 14 buah sekolah."), "Laporan Banjir Kelantan 2022 › 3. Pemindahan › Pusat pemindahan");
   });
 
+  it("lowers a title or heading written in capitals, each on its own, and keeps short acronym headings", () => {
+    assert.equal(
+      passageContext("LAPORAN BANJIR KELANTAN 2022", ["BAB 3", "PUSAT PEMINDAHAN SEMENTARA DI KOTA BHARU", "Sekolah"], "Seramai 1,200 mangsa ditempatkan di 14 buah sekolah."),
+      "laporan banjir kelantan 2022 › BAB 3 › pusat pemindahan sementara di kota bharu",
+    );
+  });
+
   it("leaves out what the passage already says: the opening passage's title, a section's own heading", () => {
     assert.equal(passageContext("Flood relief plan", [], "Flood relief plan\n\nShelters open at 6 pm."), "");
     assert.equal(passageContext("Flood relief plan", ["Shelters"], "Shelters\n\nThe  school halls   open at 6 pm."), "Flood relief plan");

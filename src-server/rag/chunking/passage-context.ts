@@ -6,6 +6,7 @@
  * headings are therefore put before the text that is embedded and keyword-analysed
  * (a contextual chunk header). The stored, shown and cited text stays the passage itself.
  */
+import { foldShouting } from "../../models/embedding-prompts.js";
 
 /** At most this many tokens of context per passage (reserved from the chunk size when a document has any). */
 export const CONTEXT_MAX_TOKENS = 48;
@@ -18,6 +19,8 @@ const normalize = (s: string) => s.replace(/\s+/g, " ").trim();
  * The context line of a passage: the title, then the enclosing headings, outermost first,
  * leaving out what the passage already says (the opening passage holds the title; a passage
  * that starts a section holds its heading) and repeats (a title that is also the first heading).
+ * A title or heading in capitals is lowered (`foldShouting`), each on its own: the passage's
+ * own case would otherwise keep a shouted title shouting in the line embedded.
  */
 export function passageContext(title: string | null, headingPath: readonly string[], text: string): string {
   const body = normalize(text).toLowerCase();
@@ -26,7 +29,7 @@ export function passageContext(title: string | null, headingPath: readonly strin
     const part = normalize(raw);
     const key = part.toLowerCase();
     if (!part || body.includes(key) || parts.some((p) => p.toLowerCase() === key)) continue;
-    parts.push(part);
+    parts.push(foldShouting(part));
   }
   return parts.join(SEPARATOR);
 }

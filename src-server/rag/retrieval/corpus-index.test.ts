@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { CorpusIndex, type IndexedChunk } from "./corpus-index.js";
+import { CorpusIndex, keywordTrust, type IndexedChunk } from "./corpus-index.js";
 import { lancedb, type LanceDb } from "./lance-modules.js";
 
 const unit = (values: number[]) => {
@@ -78,18 +78,50 @@ describe("CorpusIndex (in-memory LanceDB)", () => {
     assert.equal(await index.count(), 3);
   });
 
+  it("tells a corpus in one language from a multilingual one, again after each change, for the `auto` keyword trust", async () => {
+    const english = Array.from({ length: 19 }, (_, i): IndexedChunk => ({ id: `chk_en${i}`, documentId: `doc_en${i}`, text: `The council approved the drainage budget for district ${i} after the monsoon floods.`, vector: unit([1, i / 19, 0, 0]) }));
+    const mixed = await CorpusIndex.open(db, "corp_languages", english);
+    const multilingual = async () => (await mixed.hybridCandidates("drainage budget", unit([1, 0, 0, 0]), 5))!.multilingual;
+    try {
+      assert.equal(await multilingual(), false, "19 English passages");
+      await mixed.add([{ id: "chk_ms1", documentId: "doc_ms1", text: "Majlis meluluskan peruntukan saliran untuk daerah itu selepas banjir monsun.", vector: unit([1, 0.5, 0, 0]) }]);
+      assert.equal(await multilingual(), false, "1 Malay passage in 20 (5%)");
+      await mixed.add([
+        { id: "chk_ms2", documentId: "doc_ms2", text: "Kerja-kerja pembersihan longkang dijalankan oleh pihak berkuasa tempatan setiap bulan.", vector: unit([1, 0.6, 0, 0]) },
+        { id: "chk_ms3", documentId: "doc_ms3", text: "Penduduk kampung diminta melaporkan sebarang kerosakan jalan kepada pejabat daerah.", vector: unit([1, 0.7, 0, 0]) },
+      ]);
+      assert.equal(await multilingual(), true, "3 Malay passages in 22 (14%)");
+      await mixed.removeDocument("doc_ms3");
+      assert.equal(await multilingual(), false, "2 in 21 (9.5%)");
+    } finally {
+      await mixed.close();
+    }
+  });
+
+  it("trusts words by the question's language in one language, and by the cube of their coverage across two", () => {
+    const half = { coverage: 0.5, sameLanguage: 0.8 };
+    assert.equal(keywordTrust({ ...half, multilingual: false }, "auto"), 0.8);
+    assert.equal(keywordTrust({ ...half, multilingual: true }, "auto"), 0.125 * 0.8);
+    assert.equal(keywordTrust({ ...half, multilingual: true }, "squared"), 0.25 * 0.8);
+    assert.equal(keywordTrust({ ...half, multilingual: true }, "linear"), 0.5 * 0.8);
+    assert.equal(keywordTrust({ ...half, multilingual: false }, "language"), 0.8);
+    assert.equal(keywordTrust({ ...half, multilingual: true }, "fixed"), 1);
+  });
+
   it("keeps a rare word's only document in a hybrid result, unless the word is a small part of a long question", async () => {
     // Ten passages close to the query vector, none with the word; one far away holds it.
     const close = Array.from({ length: 10 }, (_, i): IndexedChunk => ({ id: `chk_n${i}`, documentId: `doc_n${i}`, text: `Flood relief centre report number ${i} for the district office and the welfare department.`, vector: unit([1, 0.01 * i, 0, 0]) }));
     const rare: IndexedChunk = { id: "chk_r", documentId: "doc_r", text: "Laporan mangsa banjir di Kuala Krai.", vector: unit([0, 0, 0, 1]) };
     const own = await CorpusIndex.open(db, "corp_rare", [...close, rare]);
     try {
-      const typed = await own.search({ mode: "hybrid", text: "banjir", vector: unit([1, 0, 0, 0]), topK: 3 });
+      // A fusion that leans on the vector ranking (the default keeps it on the fusion alone).
+      const leaning = { method: "convex", vectorWeight: 0.9, keywordTrust: "fixed" } as const;
+      const typed = await own.search({ mode: "hybrid", text: "banjir", vector: unit([1, 0, 0, 0]), topK: 3, fusion: leaning });
       assert.ok(typed.some((h) => h.chunkId === "chk_r"), "the one document with the typed word stays in the top 3");
       const long = "How many people were in the district office relief centre report for the welfare department on the worst day of the banjir";
       const asked = await own.search({ mode: "hybrid", text: long, vector: unit([1, 0, 0, 0]), topK: 3 });
       assert.ok(!asked.some((h) => h.chunkId === "chk_r"), "one rare word among many does not push out the passages that match the question");
-      assert.equal((await own.search({ mode: "hybrid", text: "banjir", vector: unit([1, 0, 0, 0]), topK: 3, keepRareTerms: false })).some((h) => h.chunkId === "chk_r"), false, "the guarantee is what kept it");
+      assert.equal((await own.search({ mode: "hybrid", text: "banjir", vector: unit([1, 0, 0, 0]), topK: 3, fusion: leaning, keepRareTerms: false })).some((h) => h.chunkId === "chk_r"), false, "the guarantee is what kept it");
     } finally {
       await own.close();
     }

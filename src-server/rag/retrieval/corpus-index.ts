@@ -9,7 +9,7 @@ import { fingerprintIds, SNAPSHOT_COLUMNS, type OpenedSnapshot, type SnapshotCon
 import { analyzeChunk, analyzeQueryWithLanguage, type KeywordLanguage } from "./keyword-analysis.js";
 import { fuseScores, type HybridFusion } from "./score-fusion.js";
 
-import type { SearchMode } from "../../domain/vocabulary.js";
+import type { KeywordTrust, SearchMode } from "../../domain/vocabulary.js";
 
 export type { SearchMode };
 
@@ -32,7 +32,7 @@ export interface SearchRequest {
   topK: number;
   /** Restrict to these documents (metadata filters resolve to ids first). */
   documentIds?: string[] | undefined;
-  /** How hybrid mode merges the two signals; default: convex, vector weight 0.67. */
+  /** How hybrid mode merges the two signals; default: convex, vector weight 0.5, keyword trust `auto`. */
   fusion?: HybridFusion | undefined;
   /** Hybrid mode: whether chunks holding a rare query term are kept in the results (default true). */
   keepRareTerms?: boolean | undefined;
@@ -52,6 +52,8 @@ export interface HybridCandidates {
   readonly sameLanguage: number;
   /** IDF-weighted coverage of the question by the best keyword hits. */
   readonly coverage: number;
+  /** Whether the corpus's passages are in more than one language (`keywordTrust: "auto"`). */
+  readonly multilingual: boolean;
   readonly where: string | undefined;
   readonly vector: Float32Array;
 }
@@ -73,12 +75,40 @@ export interface RelevanceEvidence {
 }
 
 /**
- * Hybrid by default: convex fusion, vector weight 0.67. With passages embedded after their
- * context line, the bilingual set's hybrid equals vector search from 0.64 to 0.75 (92.9 %
- * recall@5; one question lost at 0.6), and BEIR SciFact scores best up to 0.68 (0.702);
- * `npm run eval`, `npm run eval:beir`, docs/EVALUATION.md.
+ * Hybrid by default: convex fusion, vector weight 0.5, keyword trust `auto`. Chosen on BEIR
+ * SciFact's even-numbered queries (0.5 with the language rule), it held on Vaswani (both
+ * English-only); the multilingual rule (the cube of coverage) was chosen on one half of
+ * the bilingual set and held on the other. `npm run eval`, `npm run eval:beir`,
+ * docs/EVALUATION.md.
  */
-const DEFAULT_FUSION: HybridFusion = { method: "convex", vectorWeight: 0.67 };
+const DEFAULT_FUSION: HybridFusion = { method: "convex", vectorWeight: 0.5, keywordTrust: "auto" };
+
+/** Share of passages in its second language that makes a corpus multilingual (`keywordTrust: "auto"`). */
+const MULTILINGUAL_SHARE = 0.1;
+
+/**
+ * How far the keyword signal is trusted for one question, from 0 (vector ranking only) to 1
+ * (the full keyword weight): `HybridFusion.keywordTrust`. `sameLanguage` is the share of the
+ * closest passages in the question's language; `coverage`, how much of the question's
+ * (IDF-weighted) wording the best keyword hits hold.
+ */
+export function keywordTrust(c: Pick<HybridCandidates, "sameLanguage" | "coverage" | "multilingual">, rule: KeywordTrust): number {
+  switch (rule) {
+    case "fixed":
+      return 1;
+    case "language":
+      return c.sameLanguage;
+    case "linear":
+      return c.coverage * c.sameLanguage;
+    case "squared":
+      // A half-matched question gets a quarter of the keyword weight.
+      return c.coverage ** 2 * c.sameLanguage;
+    case "auto":
+      // In one language, words are evidence as far as the question is in it; across two, a
+      // question matched only on names and numbers may have its answer in the other language.
+      return c.multilingual ? c.coverage ** 3 * c.sameLanguage : c.sameLanguage;
+  }
+}
 
 /**
  * A query term found in at most this many documents is rare: the best chunk holding it is
@@ -161,6 +191,8 @@ export class CorpusIndex {
   private unoptimizedRows = 0;
   private rows = 0;
   private changes = 0;
+  /** Whether the passages are in more than one language, as of `version` (`languageMix`). */
+  private mix: { version: number; multilingual: boolean } | null = null;
   private vectorIndexDeferred = false;
   private queue: Promise<void> = Promise.resolve();
   /** The vector index: none yet, being built in the background, or in use. */
@@ -506,19 +538,32 @@ export class CorpusIndex {
     // says little and the vector ranking should stand (`keywordTrust`; measured on the
     // bilingual set and BEIR, `npm run eval`).
     const coverage = await this.bestCoverage(query.words, keywordHits.slice(0, 3));
-    return { byId, words: query.words, sameLanguage, coverage, where, vector };
+    return { byId, words: query.words, sameLanguage, coverage, multilingual: await this.multilingual(), where, vector };
+  }
+
+  /**
+   * Whether at least `MULTILINGUAL_SHARE` of the passages are in another language than most
+   * of them (counted again after each change). In a corpus in one language the question's
+   * language says all there is to say about its words; in a mixed one, a question's closest
+   * passages can be in its language while its answer is in the other.
+   */
+  private async multilingual(): Promise<boolean> {
+    if (this.mix?.version === this.changes) return this.mix.multilingual;
+    const version = this.changes;
+    const total = this.table ? await this.table.countRows() : 0;
+    const malay = total > 0 ? await this.table!.countRows("language = 'ms'") : 0;
+    const multilingual = total > 0 && Math.min(malay, total - malay) / total >= MULTILINGUAL_SHARE;
+    this.mix = { version, multilingual };
+    return multilingual;
   }
 
   /** The best `topK` of `candidates` under `fusion` (and, unless asked not to, each rare query term's best chunk). */
   async rankHybrid(candidates: HybridCandidates, fusion: HybridFusion, topK: number, keepRareTerms = true): Promise<SearchHit[]> {
-    const { byId, sameLanguage, coverage } = candidates;
-    // Squared coverage: a half-matched question gets a quarter of the keyword weight.
-    const trustIn = fusion.keywordTrust ?? "squared";
-    const trust = trustIn === "fixed" ? 1 : trustIn === "language" ? sameLanguage : trustIn === "linear" ? coverage * sameLanguage : coverage * coverage * sameLanguage;
     const fused = fuseScores(
-      [...byId].map(([id, c]) => ({ id, similarity: c.similarity, keyword: c.keyword })),
-      { ...fusion, vectorWeight: 1 - (1 - fusion.vectorWeight) * trust },
+      [...candidates.byId].map(([id, c]) => ({ id, similarity: c.similarity, keyword: c.keyword })),
+      { ...fusion, vectorWeight: 1 - (1 - fusion.vectorWeight) * keywordTrust(candidates, fusion.keywordTrust ?? "auto") },
     );
+    const { byId } = candidates;
     const top = fused.slice(0, topK);
     // A kept chunk can lie beyond both candidate lists (many passages outrank it on the
     // other words): it is scored here, without joining the candidates (they are ranked again under other fusions).

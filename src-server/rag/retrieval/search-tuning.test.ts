@@ -6,13 +6,13 @@ describe("search tuning", () => {
   it("tries the settings in force first, then both single modes and the convex grid, each once", () => {
     const inForce = { search: "hybrid" as const, fusion: { method: "convex" as const, vectorWeight: 0.67 } };
     const all = tuningCandidates(inForce);
-    assert.equal(settingKey(all[0]!), "hybrid:convex:0.67:squared");
-    assert.equal(all.length, 1 + 2 + 9 * 4);
+    assert.equal(settingKey(all[0]!), "hybrid:convex:0.67:auto");
+    assert.equal(all.length, 1 + 2 + 9 * 5);
     assert.equal(new Set(all.map(settingKey)).size, all.length);
-    // Settings in force that the grid holds are not tried twice (an unset trust is `squared`).
-    assert.equal(tuningCandidates({ search: "hybrid", fusion: { method: "convex", vectorWeight: 0.5 } }).length, 2 + 36);
-    assert.equal(tuningCandidates({ search: "keyword", fusion: null }).length, 2 + 36);
-    assert.equal(tuningCandidates({ search: "hybrid", fusion: { method: "rrf", vectorWeight: 0.5 } }).length, 3 + 36, "another method is its own setting");
+    // Settings in force that the grid holds are not tried twice (an unset trust is `auto`).
+    assert.equal(tuningCandidates({ search: "hybrid", fusion: { method: "convex", vectorWeight: 0.5 } }).length, 2 + 45);
+    assert.equal(tuningCandidates({ search: "keyword", fusion: null }).length, 2 + 45);
+    assert.equal(tuningCandidates({ search: "hybrid", fusion: { method: "rrf", vectorWeight: 0.5 } }).length, 3 + 45, "another method is its own setting");
   });
 
   it("chooses the best mean, keeping the first on a tie", () => {

@@ -27,7 +27,7 @@ export interface ScoredSetting extends SearchSetting {
 
 /** Vector weights tried for convex fusion. */
 export const TUNING_WEIGHTS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9] as const;
-export const TUNING_TRUSTS: readonly KeywordTrust[] = ["squared", "linear", "language", "fixed"];
+export const TUNING_TRUSTS: readonly KeywordTrust[] = ["auto", "squared", "linear", "language", "fixed"];
 
 /** The settings tried: the ones in force first (ties keep them), then the single modes, then the grid. */
 export function tuningCandidates(current: SearchSetting): SearchSetting[] {
@@ -42,10 +42,10 @@ export function tuningCandidates(current: SearchSetting): SearchSetting[] {
   });
 }
 
-/** A setting's identity (an unset keyword trust is the default, `squared`). */
+/** A setting's identity (an unset keyword trust is the default, `auto`). */
 export function settingKey(s: SearchSetting): string {
   if (s.search !== "hybrid" || !s.fusion) return s.search;
-  return `hybrid:${s.fusion.method}:${s.fusion.vectorWeight}:${s.fusion.keywordTrust ?? "squared"}`;
+  return `hybrid:${s.fusion.method}:${s.fusion.vectorWeight}:${s.fusion.keywordTrust ?? "auto"}`;
 }
 
 /**
