@@ -4,8 +4,9 @@
  * (`postinstall`, after patch-package).
  *
  * Why: the addon as patched in patches/ reads each sequence's pooled embedding, which lets
- * many inputs share one llama.cpp batch (src-server/engine/embed-batcher.ts); the prebuilt
- * addon reads only sequence 0. A build for this CPU (GGML_NATIVE) is also faster here than
+ * many inputs share one llama.cpp batch (src-server/engine/embed-batcher.ts), and samples
+ * greedy decoding in place (sampleGreedyToken); the prebuilt addon reads only sequence 0
+ * and has no such method (node-llama-cpp then samples every token on a worker thread). A build for this CPU (GGML_NATIVE) is also faster here than
  * the prebuilt CPU variants: all-MiniLM-L6-v2 embeds in 9–10 ms per input batched against
  * 21 ms prebuilt, and 8 concurrent chat streams decode 16% faster (2-core AMD EPYC, AVX2).
  *
