@@ -186,6 +186,26 @@ describe("continuous batching", () => {
     }
   });
 
+  it("rejects a decode llama.cpp refuses, and the context's decode thread goes on decoding", async () => {
+    // Decodes run on a thread of the context's own (the patched addon's AddonDecodeThread):
+    // a failure comes back as the promise's rejection, and the thread takes the next batch.
+    const context = await model.createContext({ contextSize: 256, sequences: 1, threads: 1 });
+    const ctx = (context as unknown as { _ctx: { initBatch(size: number): void; addToBatch(sequence: number, position: number, tokens: Uint32Array, logits: Uint32Array): Uint32Array; decodeBatch(): Promise<void>; disposeSequence(sequence: number): void } })._ctx;
+    try {
+      const tokens = model.tokenize("Selamat pagi, Kuala Lumpur.", true);
+      const invalid = 1_000_000_000; // past the vocabulary: llama.cpp refuses the batch
+      ctx.initBatch(1);
+      ctx.addToBatch(0, 0, Uint32Array.from([invalid]), Uint32Array.from([0]));
+      await assert.rejects(ctx.decodeBatch(), /Eval has failed/);
+      ctx.disposeSequence(0);
+      const sequence = context.getSequence();
+      const next = await sequence.evaluate(tokens, { temperature: 0 }).next();
+      assert.equal(typeof next.value, "number", "the context decodes after the failure");
+    } finally {
+      await context.dispose();
+    }
+  });
+
   it("gives each request the tokens it gets alone (temperature 0, SmolLM2)", async () => {
     const server: TestServer = await startTestServer({ bindings: { "svc-merlion-13b": testModel("smollm2-135m-instruct") }, config: { chat: { sequences: 4, contextSize: 1024 } } });
     try {
