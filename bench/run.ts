@@ -22,7 +22,7 @@ const BENCH_CACHE = process.env.PUSTAKA_BENCH_CACHE ?? path.join(os.homedir(), "
 const PEER_PYTHON = path.join(BENCH_CACHE, "llama-server-venv", "bin", "python");
 /** llama.cpp's own `llama-server`, built by `npm run bench:setup`. */
 const LLAMA_SERVER = path.join(BENCH_CACHE, "llama-server", "build", "bin", "llama-server");
-/** Rounds of each concurrency level and of the embedding batches (who goes first rotates). */
+/** Rounds of the embedding batches, and of eight concurrent streams (fewer streams get more rounds; who goes first rotates). */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 /** `BENCH_SECTIONS=concurrency,embeddings` runs only those (idle, single, concurrency, embeddings, threads). */
 const SECTIONS = process.env.BENCH_SECTIONS ? new Set(process.env.BENCH_SECTIONS.split(",").map((s) => s.trim())) : null;
@@ -176,12 +176,16 @@ async function main() {
     await reference.stop();
   }
 
-  // 3. Concurrency: against llama-server with as many slots as Pustaka has sequences (8),
-  //    ROUNDS rounds per level, who goes first rotating; aggregate tok/s and TTFT under load.
+  // 3. Concurrency: against llama-server with as many slots as Pustaka has sequences (8). Each
+  //    level gets the same number of tokens (ROUNDS × 8 streams' worth: 8×ROUNDS rounds of one
+  //    stream, ROUNDS rounds of eight), so the short levels are not judged on a handful of
+  //    requests. In each round both servers run the level back to back, who goes first
+  //    rotating; the ratio is the median of the rounds' ratios (each pair shares the machine's
+  //    state at that moment), with the middle half of them as its spread.
   if (want("concurrency")) {
     log("\n## Concurrent streams (64 tokens each, 8 sequences / slots)");
-    log("| streams | Pustaka tok/s | TTFT p50 / p95 (ms) | llama-server tok/s | TTFT p50 / p95 (ms) | ratio (goal ≥ 0.95) |");
-    log("|---|---|---|---|---|---|");
+    log("| streams | rounds | Pustaka tok/s | TTFT p50 / p95 (ms) | llama-server tok/s | TTFT p50 / p95 (ms) | ratio, paired rounds (middle half) | goal ≥ 0.95 |");
+    log("|---|---|---|---|---|---|---|---|");
     const sweep = [];
     // The model loads on first use: not inside the first round.
     await streamChat(pustaka.url, KEY, { model: "svc-merlion-13b", messages: [{ role: "user", content: "warm up" }], max_tokens: 4 });
@@ -190,15 +194,18 @@ async function main() {
     for (const n of [1, 2, 4, 8]) {
       const ours: Awaited<ReturnType<typeof concurrent>>[] = [];
       const theirs: Awaited<ReturnType<typeof concurrent>>[] = [];
-      for (let round = 0; round < ROUNDS; round++) {
+      const rounds = ROUNDS * Math.max(1, Math.round(8 / n));
+      for (let round = 0; round < rounds; round++) {
         const turns = [async () => void ours.push(await concurrent(pustaka.url, n, true)), ...(llamaServer ? [async () => void theirs.push(await concurrent(llamaServer.url, n, true))] : [])];
         for (let k = 0; k < turns.length; k++) await turns[(round + k) % turns.length]!();
       }
       const rate = (runs: typeof ours) => median(runs.map((r) => r.tokensPerSecond));
       const ttft = (runs: typeof ours) => `${fmt(percentile(runs.flatMap((r) => r.ttfts), 50))} / ${fmt(percentile(runs.flatMap((r) => r.ttfts), 95))}`;
-      const ratio = theirs.length ? rate(ours) / rate(theirs) : NaN;
-      sweep.push({ streams: n, pustakaTokS: rate(ours), llamaServerTokS: theirs.length ? rate(theirs) : null, ratio, pustakaTtftMs: ours.flatMap((r) => r.ttfts), llamaServerTtftMs: theirs.flatMap((r) => r.ttfts) });
-      log(`| ${n} | ${fmt(rate(ours))} | ${ttft(ours)} | ${theirs.length ? fmt(rate(theirs)) : "n/a"} | ${theirs.length ? ttft(theirs) : "n/a"} | ${fmt(ratio, 2)} ${verdict(ratio, 0.95)} |`);
+      const pairedRatios = theirs.length ? ours.map((r, i) => r.tokensPerSecond / theirs[i]!.tokensPerSecond) : [];
+      const ratio = pairedRatios.length ? median(pairedRatios) : NaN;
+      const spread = pairedRatios.length ? `${fmt(percentile(pairedRatios, 25), 2)}–${fmt(percentile(pairedRatios, 75), 2)}` : "";
+      sweep.push({ streams: n, rounds, pustakaTokS: rate(ours), llamaServerTokS: theirs.length ? rate(theirs) : null, ratio, pairedRatios, pustakaTtftMs: ours.flatMap((r) => r.ttfts), llamaServerTtftMs: theirs.flatMap((r) => r.ttfts) });
+      log(`| ${n} | ${rounds} | ${fmt(rate(ours))} | ${ttft(ours)} | ${theirs.length ? fmt(rate(theirs)) : "n/a"} | ${theirs.length ? ttft(theirs) : "n/a"} | ${fmt(ratio, 2)} (${spread}) | ${verdict(ratio, 0.95)} |`);
     }
     await llamaServer?.stop();
     report.concurrency = sweep;
