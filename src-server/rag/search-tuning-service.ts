@@ -84,7 +84,7 @@ export class SearchTuningService {
       const candidates = await index.hybridCandidates(question, vector, TUNING_TOP_K);
       for (const [s, setting] of settings.entries()) {
         let hits: SearchHit[];
-        if (setting.search === "hybrid" && candidates) hits = await index.rankHybrid(candidates, setting.fusion!, TUNING_TOP_K);
+        if (setting.search === "hybrid" && candidates) hits = index.rankHybrid(candidates, setting.fusion!, TUNING_TOP_K);
         // A question with no keyword terms is searched by vector in hybrid mode, as `search` does.
         else hits = await index.search({ mode: setting.search === "keyword" ? "keyword" : "vector", text: question, vector, topK: TUNING_TOP_K });
         const ranked = documentRanking(hits);

@@ -56,7 +56,12 @@ export interface HybridCandidates {
   readonly multilingual: boolean;
   readonly where: string | undefined;
   readonly vector: Float32Array;
+  /** The query's rare terms, rarest first, each with the chunks that hold it (`rankHybrid` keeps their best). */
+  readonly rareTerms: readonly { term: string; holders: readonly RareTermHolder[] }[];
 }
+
+/** A chunk holding one of a query's rare terms, with its vector (its half floats, as stored). */
+type RareTermHolder = SearchHit & { halves: Uint16Array };
 
 /** Evidence about a query's answerability in this corpus (`CorpusIndex.evidence`). */
 export interface RelevanceEvidence {
@@ -122,6 +127,27 @@ const RARE_TERM_SHARE = 0.25;
 const RARE_TERM_CHUNKS = 20;
 
 const SAFE_ID = /^[A-Za-z0-9_-]+$/;
+
+/** A query vector with its norm, to compare with stored vectors. */
+function queryVector(vector: Float32Array): { vector: Float32Array; norm: number } {
+  let norm = 0;
+  for (let i = 0; i < vector.length; i++) norm += vector[i]! * vector[i]!;
+  return { vector, norm };
+}
+
+/** Cosine similarity of a query vector to a stored one, given as its half floats' bits. */
+function cosineToHalves(query: { vector: Float32Array; norm: number }, halves: Uint16Array): number {
+  const half = float16Values();
+  const { vector } = query;
+  let dot = 0;
+  let norm = 0;
+  for (let i = 0; i < vector.length; i++) {
+    const x = half[halves[i]!]!;
+    dot += vector[i]! * x;
+    norm += x * x;
+  }
+  return norm > 0 && query.norm > 0 ? dot / Math.sqrt(norm * query.norm) : 0;
+}
 
 /**
  * The full-text index is built over each chunk's analysed terms (`keyword-analysis.ts`:
@@ -485,17 +511,14 @@ export class CorpusIndex {
       return (await this.vectorSearch(request.vector, request.topK, where, exact)).map((h) => ({ chunkId: h.chunkId, documentId: h.documentId, score: h.score, similarity: h.similarity }));
     }
     if (request.mode === "keyword") {
-      const hits = await this.keywordSearch(terms, request.topK, where);
+      if (!request.vector) return await this.keywordSearch(terms, request.topK, where);
       // The similarity of each hit, when the question was embedded (for the relevance gate).
-      if (request.vector) {
-        const similarity = await this.similarities(request.vector, hits.map((h) => h.chunkId));
-        for (const hit of hits) hit.similarity = similarity.get(hit.chunkId) ?? null;
-      }
-      return hits;
+      const query = queryVector(request.vector);
+      return (await this.keywordRows(terms, request.topK, where)).map((r) => ({ chunkId: r.chunkId, documentId: r.documentId, score: r.score, similarity: cosineToHalves(query, r.halves) }));
     }
     if (!request.vector) return await this.keywordSearch(terms, request.topK, where);
     const candidates = await this.candidatesFor({ words, language: queryLanguage, terms }, request.vector, request.topK, where, exact);
-    return await this.rankHybrid(candidates, request.fusion ?? DEFAULT_FUSION, request.topK, request.keepRareTerms !== false);
+    return this.rankHybrid(candidates, request.fusion ?? DEFAULT_FUSION, request.topK, request.keepRareTerms !== false);
   }
 
   /**
@@ -514,20 +537,22 @@ export class CorpusIndex {
   private async candidatesFor(query: { words: string[][]; language: KeywordLanguage | null; terms: string[] }, vector: Float32Array, topK: number, where: string | undefined, exact: boolean): Promise<HybridCandidates> {
     // Both lists deep, then every candidate scored on both signals.
     const depth = Math.max(topK * 4, 50);
-    const [vectorHits, keywordHits] = await Promise.all([this.vectorSearch(vector, depth, where, exact), this.keywordSearch(query.terms, depth, where)]);
+    // The keyword hits come with their vectors and terms: scoring them needs no lookup after
+    // (a lookup by id reads the id of every row: at 100k chunks, each took longer than the search).
+    // The chunks holding each rare term of the query are looked up at the same time.
+    const [vectorHits, keywordHits, rareTerms] = await Promise.all([
+      this.vectorSearch(vector, depth, where, exact),
+      this.keywordRows(query.terms, depth, where),
+      Promise.all(this.rareTermsOf(query.words).map(async (term) => ({ term, holders: await this.keywordRows([term], RARE_TERM_CHUNKS, where) }))),
+    ]);
     const byId = new Map<string, { documentId: string; similarity: number; keyword: number }>();
     for (const h of vectorHits) byId.set(h.chunkId, { documentId: h.documentId, similarity: h.score, keyword: 0 });
-    const unscored: string[] = [];
+    const asked = queryVector(vector);
     for (const h of keywordHits) {
       const known = byId.get(h.chunkId);
       if (known) known.keyword = h.score;
-      else {
-        byId.set(h.chunkId, { documentId: h.documentId, similarity: 0, keyword: h.score });
-        unscored.push(h.chunkId);
-      }
+      else byId.set(h.chunkId, { documentId: h.documentId, similarity: cosineToHalves(asked, h.halves), keyword: h.score });
     }
-    const similarity = await this.similarities(vector, unscored);
-    for (const id of unscored) byId.get(id)!.similarity = similarity.get(id) ?? 0;
     // Words match only within a language: when the closest passages are in another language
     // than the question (an English question about Malay reports), the keyword signal can only
     // point elsewhere, so it counts for as much as the share of close passages in the question's.
@@ -537,8 +562,8 @@ export class CorpusIndex {
     // when they share only a common word or two with it (IDF-weighted coverage), BM25's ranking
     // says little and the vector ranking should stand (`keywordTrust`; measured on the
     // bilingual set and BEIR, `npm run eval`).
-    const coverage = await this.bestCoverage(query.words, keywordHits.slice(0, 3));
-    return { byId, words: query.words, sameLanguage, coverage, multilingual: await this.multilingual(), where, vector };
+    const coverage = this.bestCoverage(query.words, keywordHits.slice(0, 3));
+    return { byId, words: query.words, sameLanguage, coverage, multilingual: await this.multilingual(), where, vector, rareTerms };
   }
 
   /**
@@ -558,7 +583,7 @@ export class CorpusIndex {
   }
 
   /** The best `topK` of `candidates` under `fusion` (and, unless asked not to, each rare query term's best chunk). */
-  async rankHybrid(candidates: HybridCandidates, fusion: HybridFusion, topK: number, keepRareTerms = true): Promise<SearchHit[]> {
+  rankHybrid(candidates: HybridCandidates, fusion: HybridFusion, topK: number, keepRareTerms = true): SearchHit[] {
     const fused = fuseScores(
       [...candidates.byId].map(([id, c]) => ({ id, similarity: c.similarity, keyword: c.keyword })),
       { ...fusion, vectorWeight: 1 - (1 - fusion.vectorWeight) * keywordTrust(candidates, fusion.keywordTrust ?? "auto") },
@@ -569,10 +594,9 @@ export class CorpusIndex {
     // other words): it is scored here, without joining the candidates (they are ranked again under other fusions).
     const beyond = new Map<string, { documentId: string; similarity: number }>();
     if (keepRareTerms) {
-      const added = await this.keepRareTerms(candidates.words, top, fused, topK, candidates.where);
-      const missing = added.filter((h) => !byId.has(h.chunkId));
-      const similarity = await this.similarities(candidates.vector, missing.map((h) => h.chunkId));
-      for (const h of missing) beyond.set(h.chunkId, { documentId: h.documentId, similarity: similarity.get(h.chunkId) ?? 0 });
+      const added = this.keepRareTerms(candidates.rareTerms, top, fused, topK);
+      const asked = queryVector(candidates.vector);
+      for (const h of added) if (!byId.has(h.chunkId)) beyond.set(h.chunkId, { documentId: h.documentId, similarity: cosineToHalves(asked, h.halves) });
     }
     return top.map(({ id, score }) => {
       const c = byId.get(id) ?? beyond.get(id)!;
@@ -581,25 +605,31 @@ export class CorpusIndex {
   }
 
   /**
+   * A query's rare terms, rarest first: each held by at most `RARE_TERM_CHUNKS` chunks and
+   * carrying a good part of what the query asks for (the one word typed, or one of a few; in
+   * a long question a word one document happens to use is no reason to push out a passage
+   * that answers it).
+   */
+  private rareTermsOf(words: string[][]): string[] {
+    const total = words.reduce((sum, w) => sum + this.wordIdf(w), 0);
+    return [...new Set(words.flat())]
+      .map((term) => ({ term, chunks: this.termChunks.get(term) ?? 0 }))
+      .filter((t) => t.chunks > 0 && t.chunks <= RARE_TERM_CHUNKS && this.idf(t.term) >= RARE_TERM_SHARE * total)
+      .sort((a, b) => a.chunks - b.chunks)
+      .map((t) => t.term);
+  }
+
+  /**
    * Puts the best chunk of each rare query term into `top` when the fusion left it out,
    * in place of the lowest-ranked others (at most half of the slots; rarest terms first).
    */
-  private async keepRareTerms(words: string[][], top: { id: string; score: number }[], fused: { id: string; score: number }[], topK: number, where: string | undefined): Promise<SearchHit[]> {
-    // A rare term is kept only when it carries a good part of what the query asks for: the
-    // one word typed, or one of a few; in a long question a word one document happens to use
-    // is no reason to push out a passage that answers it.
-    const total = words.reduce((sum, w) => sum + this.wordIdf(w), 0);
-    const candidates = [...new Set(words.flat())]
-      .map((term) => ({ term, chunks: this.termChunks.get(term) ?? 0 }))
-      .filter((t) => t.chunks > 0 && t.chunks <= RARE_TERM_CHUNKS && this.idf(t.term) >= RARE_TERM_SHARE * total)
-      .sort((a, b) => a.chunks - b.chunks);
+  private keepRareTerms(rareTerms: HybridCandidates["rareTerms"], top: { id: string; score: number }[], fused: { id: string; score: number }[], topK: number): RareTermHolder[] {
     const rank = new Map(fused.map((f, i) => [f.id, i]));
     const kept = new Set<string>();
-    const added: SearchHit[] = [];
+    const added: RareTermHolder[] = [];
     const slots = Math.ceil(topK / 2);
-    for (const { term } of candidates) {
+    for (const { holders } of rareTerms) {
       if (kept.size >= slots) break;
-      const holders = await this.keywordSearch([term], RARE_TERM_CHUNKS, where);
       if (new Set(holders.map((h) => h.documentId)).size > RARE_TERM_DOCUMENTS || holders.length === 0) continue;
       if (holders.some((h) => top.some((t) => t.id === h.chunkId))) continue;
       // Its best chunk by the fused ranking; a holder outside the candidates ranks after them, by keyword score.
@@ -698,11 +728,11 @@ export class CorpusIndex {
    * share of the query's words found in the best of `hits` (1 when one chunk has them all,
    * near 0 when the hits share only common words with the query).
    */
-  private async bestCoverage(words: string[][], hits: SearchHit[]): Promise<number> {
+  private bestCoverage(words: string[][], hits: readonly { terms: string }[]): number {
     const total = words.reduce((sum, w) => sum + this.wordIdf(w), 0);
     if (total <= 0 || hits.length === 0) return 0;
     let best = 0;
-    for (const row of await this.termsOf(hits.map((h) => h.chunkId))) best = Math.max(best, this.coverageIn(words, new Set(row.terms.split(" ")), total));
+    for (const hit of hits) best = Math.max(best, this.coverageIn(words, new Set(hit.terms.split(" ")), total));
     return best;
   }
 
@@ -726,28 +756,16 @@ export class CorpusIndex {
     return rows.map((r) => ({ chunkId: r.id, documentId: r.document_id, score: r._score, similarity: null }));
   }
 
-  /** Cosine similarity of `vector` to each of the chunks `ids`. */
-  private async similarities(vector: Float32Array, ids: string[]): Promise<Map<string, number>> {
-    const out = new Map<string, number>();
-    const safe = ids.filter((id) => SAFE_ID.test(id));
-    if (safe.length === 0) return out;
-    const rows = (await this.table!.query().where(`id IN (${safe.map((id) => `'${id}'`).join(",")})`).select(["id", "vector"]).toArray()) as { id: string; vector: { toArray(): Uint16Array } }[];
-    const half = float16Values();
-    let queryNorm = 0;
-    for (let i = 0; i < vector.length; i++) queryNorm += vector[i]! * vector[i]!;
-    for (const row of rows) {
-      // The row's half floats, as stored (their bits).
-      const v = row.vector.toArray();
-      let dot = 0;
-      let norm = 0;
-      for (let i = 0; i < vector.length; i++) {
-        const x = half[v[i]!]!;
-        dot += vector[i]! * x;
-        norm += x * x;
-      }
-      out.set(row.id, norm > 0 && queryNorm > 0 ? dot / Math.sqrt(norm * queryNorm) : 0);
-    }
-    return out;
+  /**
+   * Keyword hits with what ranking them beside the vector hits takes: each one's vector (its
+   * half floats, as stored) and analysed terms, read with the hits.
+   */
+  private async keywordRows(terms: string[], limit: number, where: string | undefined): Promise<(SearchHit & { halves: Uint16Array; terms: string })[]> {
+    if (terms.length === 0) return [];
+    let query = this.table!.query().fullTextSearch(new lancedb.MatchQuery(terms.join(" "), "terms")).select(["id", "document_id", "_score", "vector", "terms"]).limit(limit);
+    if (where) query = query.where(where);
+    const rows = (await query.toArray()) as { id: string; document_id: string; _score: number; vector: { toArray(): Uint16Array }; terms: string }[];
+    return rows.map((r) => ({ chunkId: r.id, documentId: r.document_id, score: r._score, similarity: null, halves: r.vector.toArray(), terms: r.terms }));
   }
 
   /** Drops the table and frees its memory. */
