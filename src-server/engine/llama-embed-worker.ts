@@ -82,8 +82,10 @@ export class LlamaEmbedWorker implements EmbedWorker {
     const context = await model.createEmbeddingContext({
       // Each sequence gets contextSize / sequences positions (llama.cpp's per-sequence cache).
       contextSize: options.maxInputTokens * sequences,
-      // A non-causal encoder needs a whole evaluation in one ubatch.
-      batchSize: Math.max(options.maxInputTokens, options.batchTokens),
+      // A non-causal encoder needs a whole evaluation in one ubatch. A multiple of the
+      // sequences: llama.cpp rounds its worst-case graph up to one and, for an encoder with
+      // more sequences than divide the batch (12 of 512), aborts the process on a shape mismatch.
+      batchSize: Math.ceil(Math.max(options.maxInputTokens, options.batchTokens) / sequences) * sequences,
       threads: options.threads,
       sequences,
     });

@@ -113,6 +113,27 @@ describe("batched embeddings", () => {
       }
     });
   }
+
+  it("takes a number of sequences that does not divide its batch (12 of 512 aborted the process in llama.cpp)", async () => {
+    const model = await llama.loadModel({ modelPath: testModel("all-minilm-l6-v2") });
+    try {
+      const texts = SENTENCES.concat(SENTENCES).slice(0, 12).map((text, i) => `${text} [${i}]`);
+      const single = await model.createEmbeddingContext({ contextSize: 512, threads: 1 });
+      const reference: Float32Array[] = [];
+      for (const text of texts) reference.push(normalize((await single.getEmbeddingFor(text)).vector));
+      await single.dispose();
+      const worker = await LlamaEmbedWorker.create(model, { maxInputTokens: 512, sequences: 12, batchTokens: 256, threads: 1 });
+      try {
+        if (process.env.PUSTAKA_LLAMA_BUILD !== "prebuilt") assert.equal(worker.sequences, 12);
+        const vectors = await worker.evaluate(texts.slice(0, worker.sequences).map((text) => worker.tokenize(text)));
+        vectors.forEach((vector, i) => assert.ok(cosine(vector, reference[i]!) >= 0.9999, `input ${i}: cosine ${cosine(vector, reference[i]!).toFixed(6)}`));
+      } finally {
+        await worker.dispose();
+      }
+    } finally {
+      await model.dispose();
+    }
+  });
 });
 
 describe("batched embeddings over HTTP", () => {
