@@ -204,6 +204,19 @@ describe("CorpusIndex at scale (vector index built in the background)", () => {
     assert.ok(found / 200 >= 0.9, `recall@10 ${found / 200}`);
   });
 
+  it("keeps a deep list (a hybrid search's 50 vector candidates) as close to exact search as a short one", async () => {
+    await index.vectorIndexBuilt();
+    let found = 0;
+    for (let q = 0; q < 20; q++) {
+      const vector = near((q * 53 + 11) % TOPICS);
+      const truth = new Set((await index.search({ mode: "vector", text: "", vector, topK: 50, exact: true })).map((h) => h.chunkId));
+      const hits = await index.search({ mode: "vector", text: "", vector, topK: 50 });
+      assert.equal(hits.length, 50);
+      found += hits.filter((h) => truth.has(h.chunkId)).length;
+    }
+    assert.ok(found / 1000 >= 0.9, `recall@50 ${found / 1000}`);
+  });
+
   it("finds every chunk of the documents a search is restricted to, whatever partitions they fall in", async () => {
     await index.vectorIndexBuilt();
     const hits = await index.search({ mode: "vector", text: "", vector: near(7), topK: 100, documentIds: ["doc_3", "doc_500"] });

@@ -160,7 +160,8 @@ const ftsIndex = () => lancedb.Index.fts({ baseTokenizer: "whitespace", lowercas
 /**
  * The vector index: IVF partitions with RaBitQ codes (1 bit per dimension, 12.8 MB per
  * 100k 1024-dim chunks beside the vectors themselves), searched in `ANN_PROBE_SHARE` of the
- * partitions and the best `ANN_REFINE`× candidates re-scored on the full vectors. Below
+ * partitions, with the best `ANN_REFINE`× the limit candidates re-scored on the full vectors
+ * (no more than `ANN_RESCORED`, and at least twice the limit). Below
  * `ANN_MIN_ROWS` chunks an exact search is as fast. Chosen by measurement (`bench/rag-scale.ts`,
  * docs/ARCHITECTURE.md): IVF_PQ took 10× longer to build and searched slower at the same recall.
  */
@@ -169,6 +170,12 @@ const ANN_PROBE_SHARE = 0.75;
 /** Partitions per √rows: fewer, larger partitions than LanceDB's default √rows held recall with fewer probes. */
 const ANN_PARTITIONS_PER_SQRT_ROWS = 1 / 3;
 const ANN_REFINE = 10;
+/**
+ * Re-scoring reads each candidate's full vector by row: the time of a deep list. A hybrid
+ * search's 50-deep vector list re-scored 500 (10× its limit), most of its time at 100k chunks;
+ * with 150 its recall@50 against exact search was the same (0.967).
+ */
+const ANN_RESCORED = 150;
 /** Rows are read and decrypted in Arrow batches of this many (a 1024-dim batch is 20 MB of vectors). */
 const LOAD_BATCH = 10_000;
 /**
@@ -742,7 +749,7 @@ export class CorpusIndex {
     // A search restricted to some documents is exact: the IVF partitions probed might hold
     // few of their chunks, and comparing with only theirs is cheap.
     if (exact || where || this.vectorIndex.state !== "ready") query = query.bypassVectorIndex();
-    else query = query.nprobes(Math.max(1, Math.ceil(this.vectorIndex.partitions * ANN_PROBE_SHARE))).refineFactor(ANN_REFINE);
+    else query = query.nprobes(Math.max(1, Math.ceil(this.vectorIndex.partitions * ANN_PROBE_SHARE))).refineFactor(Math.max(2, Math.min(ANN_REFINE, Math.ceil(ANN_RESCORED / limit))));
     if (where) query = query.where(where);
     const rows = (await query.toArray()) as { id: string; document_id: string; language: KeywordLanguage; _distance: number }[];
     return rows.map((r) => ({ chunkId: r.id, documentId: r.document_id, score: 1 - r._distance, similarity: 1 - r._distance, language: r.language }));
