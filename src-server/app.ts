@@ -104,6 +104,8 @@ export function createApp(deps: AppDeps): Express {
   // The token endpoint, JWKS and OAuth metadata come before authentication (they are how a
   // service account gets a credential) and before the workbench's page fallback.
   app.use(oauthRoutes(deps.oauth.accounts, deps.oauth.keys, deps.audit));
+  // The workbench's files and pages; it never answers a path under the API's prefixes
+  // (http/api-paths.ts), so those reach the routes below or the JSON 404.
   if (deps.rendererDir) app.use(workbenchStatic(deps.rendererDir));
   app.use(sessionRoutes(deps.sessions, deps.rateLimits, deps.audit));
   // Authenticate before reading a body: strangers cannot make us parse megabytes.

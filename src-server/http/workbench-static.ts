@@ -1,10 +1,13 @@
 /**
  * Browser mode: the built workbench (Vite output) served at `/`, on the API's own origin,
- * with a strict Content-Security-Policy. Unknown non-API paths get `index.html` (the
- * workbench routes in the browser). Nothing here needs a credential: the page holds none.
+ * with a strict Content-Security-Policy. Unknown page paths get `index.html` (the
+ * workbench routes in the browser). The API's paths (`api-paths.ts`) are never the
+ * workbench's: neither a file of the build nor the page fallback answers them, so they
+ * reach their routes or the JSON 404. Nothing here needs a credential: the page holds none.
  */
 import path from "node:path";
 import express, { Router, type Response } from "express";
+import { isApiPath } from "./api-paths.js";
 
 /** The workbench's CSP: its own scripts only, no inline script, no framing, API on the same origin. */
 export const WORKBENCH_CSP = [
@@ -34,6 +37,8 @@ function securityHeaders(res: Response): void {
 export function workbenchStatic(rendererDir: string): Router {
   const router = Router();
   const index = path.join(rendererDir, "index.html");
+  // Before any file is looked up: a build holding `metrics` or `v1/models` must not shadow the API.
+  router.use((req, _res, next) => next(isApiPath(req.path) ? "router" : undefined));
   // Hashed asset names never change content: cache them for good.
   router.use(
     "/assets",
@@ -44,8 +49,10 @@ export function workbenchStatic(rendererDir: string): Router {
     }),
   );
   router.use(express.static(rendererDir, { index: false, maxAge: 0, setHeaders: (res) => securityHeaders(res) }));
-  router.get(/^\/(?!v1\/|v1$|healthz$|assets\/).*/, (req, res, next) => {
-    if (!req.accepts("html")) {
+  // The page fallback is not a route (the OpenAPI document lists routes): any other GET that
+  // accepts HTML. A missing asset stays a 404 rather than a page where a script was expected.
+  router.use((req, res, next) => {
+    if ((req.method !== "GET" && req.method !== "HEAD") || req.path.startsWith("/assets/") || !req.accepts("html")) {
       next();
       return;
     }

@@ -1,6 +1,8 @@
 /**
  * The real server (startServer: SQLite, registry, node-llama-cpp) on a free port with a
- * temporary data directory, for integration tests over HTTP.
+ * temporary data directory, for integration tests over HTTP — in the configuration
+ * `npm start` runs: the built workbench mounted at `/`, so a route the workbench shadows
+ * fails a test, not a user.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -8,7 +10,7 @@ import path from "node:path";
 import pino from "pino";
 import type { Clock } from "../../src-server/domain/clock.js";
 import { randomBase62 } from "../../src-server/ids.js";
-import { loadConfig, mergeConfig, packageLayout, startServer, type ConfigInput, type PustakaServer } from "../../src-server/index.js";
+import { loadConfig, mergeConfig, packageLayout, startServer, type ConfigInput, type PackageLayout, type PustakaServer } from "../../src-server/index.js";
 
 export interface TestServer {
   url: string;
@@ -24,8 +26,12 @@ export interface TestServer {
 export interface TestServerOptions {
   bindings: Record<string, string>;
   config?: ConfigInput;
-  /** Serve a workbench build from here (browser mode). */
-  rendererDir?: string;
+  /**
+   * The workbench build served at `/` (browser mode). Default: the package's own build
+   * (`dist/renderer`), as `npm start` serves it; a missing build fails the test with what to run.
+   * `null` = API only, for a test that truly needs the server without the workbench.
+   */
+  rendererDir?: string | null;
   /** Reuse a data directory (restarts); it is then left in place on close. */
   dataDir?: string;
   /** Where the server's JSON log lines go (default: silent unless PUSTAKA_TEST_LOG). */
@@ -36,7 +42,21 @@ export interface TestServerOptions {
   clock?: Clock;
 }
 
+/**
+ * The built workbench, found as the CLI finds it when serving (`packageLayout()`); throws
+ * with what to do when it has not been built.
+ */
+export function builtWorkbench(layout: PackageLayout = packageLayout()): string {
+  if (layout.rendererDir) return layout.rendererDir;
+  throw new Error(
+    `the workbench is not built (no ${path.join(layout.root, "dist", "renderer", "index.html")}): run \`npm run build\` first. ` +
+      "Test servers serve it at / as `npm start` does, so that a route it shadows fails a test.",
+  );
+}
+
 export async function startTestServer(options: TestServerOptions): Promise<TestServer> {
+  const layout = packageLayout();
+  const rendererDir = options.rendererDir === undefined ? builtWorkbench(layout) : options.rendererDir;
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), "pustaka-it-"));
   const key = `psk-test-${randomBase62(32)}`;
   const defaults: ConfigInput = {
@@ -55,10 +75,9 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
     // of its sources; the gate's tests turn the judge on.
     rag: { relevanceJudge: false },
   };
-  const layout = packageLayout();
   const config = loadConfig({ env: {}, defaults: { catalogPath: layout.catalogPath }, overrides: mergeConfig(defaults, options.config) });
   const logger = options.logStream ? pino({ level: "debug" }, options.logStream) : pino({ level: process.env.PUSTAKA_TEST_LOG ?? "silent" });
-  const server = await startServer(config, { version: layout.version, logger, rendererDir: options.rendererDir ?? null, starterScript: options.starterScript, clock: options.clock });
+  const server = await startServer(config, { version: layout.version, logger, rendererDir, starterScript: options.starterScript, clock: options.clock });
   return {
     url: server.url,
     key,

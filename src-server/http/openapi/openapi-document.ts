@@ -3,10 +3,12 @@
  * route it serves (walked from Express's router), the scope each requires (read from its
  * `requireScope` handler), and request bodies and query parameters converted from the
  * zod schemas the handlers validate with (`z.toJSONSchema`, JSON Schema 2020-12, which
- * OpenAPI 3.1 uses as is). Nothing in it is written by hand but summaries.
+ * OpenAPI 3.1 uses as is). Nothing in it is written by hand but summaries. Only the API's
+ * routes are in it (`api-paths.ts`): whatever else the app mounts (the workbench) is not.
  */
 import type { Express } from "express";
 import { z } from "zod";
+import { isApiPath } from "../api-paths.js";
 import { docOf, scopeOf, type RouteDoc } from "./route-doc.js";
 
 /** The error body every route answers failures with (OpenAI's shape). */
@@ -26,18 +28,25 @@ export interface ServedRoute {
   handlers: unknown[];
 }
 
+/** A route's path as Express keeps it: a string, a RegExp, or an array of them. */
+type RoutePath = string | RegExp | (string | RegExp)[];
+
 interface Layer {
-  route?: { path: string | string[]; methods: Record<string, boolean>; stack: { handle: unknown }[] };
+  route?: { path: RoutePath; methods: Record<string, boolean>; stack: { handle: unknown }[] };
   handle?: { stack?: Layer[] };
 }
 
-/** Every route the app serves, with its handlers, in registration order. */
+/**
+ * Every API route the app serves (a string path under the API's prefixes), with its
+ * handlers, in registration order. Routes outside the API (the workbench's) are left out,
+ * and so are RegExp paths, which no OpenAPI path can express.
+ */
 export function servedRoutes(app: Express): ServedRoute[] {
   const out: ServedRoute[] = [];
   const walk = (stack: Layer[]) => {
     for (const layer of stack) {
       if (layer.route) {
-        const paths = Array.isArray(layer.route.path) ? layer.route.path : [layer.route.path];
+        const paths = [layer.route.path].flat().filter((p): p is string => typeof p === "string" && isApiPath(p));
         for (const method of Object.keys(layer.route.methods).filter((m) => layer.route!.methods[m] && m !== "_all")) {
           for (const path of paths) out.push({ method, path, handlers: layer.route.stack.map((s) => s.handle) });
         }
