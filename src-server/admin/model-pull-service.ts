@@ -6,7 +6,7 @@
  * registry at once, so it can serve without a restart.
  */
 import { EventEmitter } from "node:events";
-import { stat } from "node:fs/promises";
+import { lstat } from "node:fs/promises";
 import path from "node:path";
 import type { Principal } from "../domain/scopes.js";
 import { asError, conflict, invalidRequest, isAbortError, notFound, ServiceError } from "../errors.js";
@@ -14,9 +14,23 @@ import { newId, nowSeconds } from "../ids.js";
 import type { CatalogModel } from "../models/catalog.js";
 import type { FetchOptions, FetchProgress, PipSettings } from "../models/model-fetcher.js";
 import type { ModelType } from "../models/gguf-summary.js";
-import { ModelConfigError, ModelTypeMismatchError, type ModelEntry, type ModelRegistry } from "../models/model-registry.js";
+import { ModelConfigError, ModelFileError, ModelTypeMismatchError, type ModelEntry, type ModelRegistry } from "../models/model-registry.js";
+import { validateGgufModel } from "../models/validate-gguf-file.js";
 import type { ModelFileStore } from "../store/model-file-store.js";
 import type { AdminService } from "./admin-service.js";
+
+/**
+ * The one answer for a path that cannot serve as a model, whatever the reason: the same
+ * words for a missing file, a directory, a link, an unreadable or a malformed file, and
+ * never a byte of the file.
+ */
+function unusableModelFile(): ServiceError {
+  return invalidRequest(
+    "the path is not a usable GGUF model file: give the absolute path of a regular file (not a link) holding a complete GGUF model",
+    "invalid_model_file",
+    "path",
+  );
+}
 
 export type PullStatus = "queued" | "downloading" | "verifying" | "converting" | "done" | "failed" | "cancelled";
 
@@ -136,22 +150,35 @@ export class ModelPullService {
   }
 
   /**
-   * Uses a GGUF file already on this machine, now and after restarts. `type`, when given,
-   * must be what the file can do (400 `model_type_mismatch`, e.g. `rerank` for a file
-   * without a classification head).
+   * Uses a GGUF file already on this machine, now and after restarts. The file must be a
+   * regular file (not a symbolic link) holding a complete GGUF model, checked in full
+   * before anything reads it further; any path that is not (missing, unreadable, a
+   * directory, a link, malformed) gets the same 400 `invalid_model_file`, so the answer
+   * tells nothing about the machine's files. `type`, when given, must be what the file
+   * can do (400 `model_type_mismatch`, e.g. `rerank` for a file without a classification head).
    */
   async registerFile(principal: Principal, file: string, id?: string, type?: ModelType): Promise<ModelEntry> {
     this.deps.admin.require(principal, "workspaces.manage");
     if (!path.isAbsolute(file)) throw invalidRequest("give the file's absolute path on the machine running Pustaka", "invalid_path", "path");
     if (path.extname(file).toLowerCase() !== ".gguf") throw invalidRequest("the file must be a GGUF model (.gguf)", "unsupported_model_file", "path");
-    const info = await stat(file).catch(() => null);
-    if (!info?.isFile()) throw notFound(`no file at ${file}`, "file_not_found", "path");
+    const resolved = path.resolve(file);
+    try {
+      if (!(await lstat(resolved)).isFile()) throw new Error("not a regular file (a directory, link, device or pipe)");
+      await validateGgufModel(resolved, { noFollow: true });
+    } catch (error) {
+      this.deps.onWarning?.(`refused to register model file ${resolved}: ${asError(error).message}`);
+      throw unusableModelFile();
+    }
     let entry: ModelEntry;
     try {
-      entry = await this.deps.registry.addFile(path.resolve(file), { id, origin: "binding", ...(type ? { type } : {}) });
+      entry = await this.deps.registry.addFile(resolved, { id, origin: "binding", ...(type ? { type } : {}) });
     } catch (error) {
       if (error instanceof ModelTypeMismatchError) throw invalidRequest(error.message, "model_type_mismatch", type ? "type" : "path");
-      if (error instanceof ModelConfigError) throw invalidRequest(error.message, /already in use/.test(error.message) ? "model_id_taken" : "unreadable_model_file", /id/.test(error.message) ? "id" : "path");
+      if (error instanceof ModelFileError) {
+        this.deps.onWarning?.(`refused to register model file ${resolved}: ${error.message}`);
+        throw unusableModelFile();
+      }
+      if (error instanceof ModelConfigError) throw invalidRequest(error.message, /already in use/.test(error.message) ? "model_id_taken" : "invalid_parameter", "id");
       throw error;
     }
     this.deps.files.insert({ id: entry.id, path: entry.gguf.path, createdAt: nowSeconds() });

@@ -1,10 +1,12 @@
 /**
  * What a GGUF file is, read from its header with node-llama-cpp's GGUF reader
- * (no weights are loaded).
+ * (no weights are loaded), once our own bounded walk (`validateGgufModel`) has found the
+ * header sound: node-llama-cpp's reader trusts the counts it reads.
  */
 import { stat } from "node:fs/promises";
 import { Worker } from "node:worker_threads";
 import { GgufFileType, readGgufFileInfo } from "node-llama-cpp";
+import { validateGgufModel } from "./validate-gguf-file.js";
 
 /** `rerank`: a cross-encoder with a classification head that scores query–document pairs. */
 export type ModelType = "chat" | "embedding" | "rerank";
@@ -59,8 +61,12 @@ function supportsRanking(architecture: string, tensorNames: Iterable<string>, to
  */
 const TOKENIZER_ARRAYS = ["tokenizer.ggml.tokens", "tokenizer.ggml.scores", "tokenizer.ggml.token_type", "tokenizer.ggml.merges"];
 
-/** Reads the header of a GGUF file. Throws when the file is not a readable GGUF. */
+/**
+ * Reads the header of a GGUF file. Throws when the file is not a readable GGUF
+ * (`InvalidGgufError` for a malformed or hostile one, refused before node-llama-cpp reads it).
+ */
 export async function readGgufSummary(file: string): Promise<GgufSummary> {
+  await validateGgufModel(file);
   const [info, stats] = await Promise.all([readGgufFileInfo(file, { readTensorInfo: true, logWarnings: false, ignoreKeys: TOKENIZER_ARRAYS }), stat(file)]);
   const general = info.metadata.general as { architecture?: string; name?: string; file_type?: number } | undefined;
   const architecture = general?.architecture ?? "unknown";
@@ -102,6 +108,9 @@ export function formatParameterCount(n: number): string {
   return String(n);
 }
 
+/** The header reader worker's old-generation heap, in MiB (real headers need tens). */
+const WORKER_HEAP_MB = 1024;
+
 export type SummaryResult = { ok: true; summary: GgufSummary } | { ok: false; error: string };
 
 /**
@@ -125,7 +134,8 @@ export async function readGgufSummaries(files: string[], workerModule: string = 
       }
       parentPort.postMessage(results);
     }, (error) => parentPort.postMessage({ fatal: String(error && error.stack || error) }));`;
-  const worker = new Worker(source, { eval: true, workerData: { module: workerModule, files } });
+  // A heap ceiling: should a header still outgrow it, the worker fails, not the whole process.
+  const worker = new Worker(source, { eval: true, workerData: { module: workerModule, files }, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } });
   try {
     const message = await new Promise<SummaryResult[] | { fatal: string }>((resolve, reject) => {
       worker.once("message", resolve);

@@ -27,6 +27,11 @@ export class ModelConfigError extends Error {
   override name = "ModelConfigError";
 }
 
+/** A file that is not a usable GGUF model (missing, unreadable, malformed or hostile); the message says why, for logs. */
+export class ModelFileError extends ModelConfigError {
+  override name = "ModelFileError";
+}
+
 /** A file that cannot be what it is declared to be (by the catalog or the caller), e.g. a `rerank` model without a classification head. */
 export class ModelTypeMismatchError extends ModelConfigError {
   override name = "ModelTypeMismatchError";
@@ -124,7 +129,7 @@ export class ModelRegistry {
       const existing = byPath.get(file);
       if (existing) return existing;
       const result = summaries.get(file);
-      if (!result?.ok) throw new ModelConfigError(`cannot read model file ${file}: ${result?.error ?? "not read"}`);
+      if (!result?.ok) throw new ModelFileError(`cannot read model file ${file}: ${result?.error ?? "not read"}`);
       const gguf: GgufSummary = result.summary;
       const catalogModel = catalogById.get(id) ?? catalogByFile.get(path.basename(file).toLowerCase()) ?? null;
       const problem = catalogModel ? typeMismatch(catalogModel.type, gguf, false) : null;
@@ -180,9 +185,10 @@ export class ModelRegistry {
    * Adds a GGUF file at run time (a finished download, a file the user picked): read in
    * the header worker, named after its catalog entry or file name (or `id`), and given
    * the catalog aliases it can serve and that nothing else serves yet. A file already
-   * registered is returned as it is. Throws `ModelConfigError` for an unreadable file
-   * or a taken id, and `ModelTypeMismatchError` when the file cannot be what `type` (or
-   * its catalog entry) declares, e.g. a `rerank` model without a classification head.
+   * registered is returned as it is. Throws `ModelFileError` (a `ModelConfigError`) for a
+   * file that is not a usable GGUF model, `ModelConfigError` for a bad or taken id, and
+   * `ModelTypeMismatchError` when the file cannot be what `type` (or its catalog entry)
+   * declares, e.g. a `rerank` model without a classification head.
    */
   async addFile(file: string, options: { id?: string; origin?: ModelEntry["origin"]; type?: ModelType } = {}): Promise<ModelEntry> {
     const existing = this.list.find((e) => e.gguf.path === file);
@@ -192,7 +198,7 @@ export class ModelRegistry {
       return existing;
     }
     const [result] = await readGgufSummaries([file], this.ggufWorkerModule);
-    if (!result?.ok) throw new ModelConfigError(`cannot read model file ${file}: ${result?.error ?? "not read"}`);
+    if (!result?.ok) throw new ModelFileError(`cannot read model file ${file}: ${result?.error ?? "not read"}`);
     const catalogModel = this.catalog.models.find((m) => m.source.filename.toLowerCase() === path.basename(file).toLowerCase()) ?? null;
     const declared = options.type ?? catalogModel?.type;
     const problem = declared ? typeMismatch(declared, result.summary, options.type !== undefined) : null;

@@ -37,10 +37,16 @@ describe("the log explains failures", () => {
 
   before(async () => {
     work = mkdtempSync(path.join(os.tmpdir(), "pustaka-logs-"));
-    // A GGUF whose header reads fine but whose tensors are cut off: found at start, fails to load.
-    const whole = readFileSync(tinyModel("stories260K"));
+    // A well-formed GGUF (it passes the checks at registration) of an architecture llama.cpp
+    // does not know: found at start, fails to load. The value of general.architecture is
+    // rewritten in place ("llama" -> "lxama", same length).
+    const whole = Buffer.from(readFileSync(tinyModel("stories260K")));
+    const key = Buffer.from("general.architecture");
+    const at = whole.indexOf(key);
+    assert.ok(at > 0 && whole.readUInt32LE(at + key.length) === 8 && whole.subarray(at + key.length + 12, at + key.length + 17).toString() === "llama", "stories260K's architecture key is where expected");
+    whole.write("lxama", at + key.length + 12);
     const broken = path.join(work, "broken.gguf");
-    writeFileSync(broken, whole.subarray(0, Math.floor(whole.length * 0.6)));
+    writeFileSync(broken, whole);
     const stream = new PassThrough();
     let pending = "";
     stream.on("data", (data: Buffer) => {

@@ -171,9 +171,9 @@ describe("model pulls and files", () => {
     writeFileSync(path.join(dir, "junk.gguf"), "not a model");
     const cases: [unknown, number, string][] = [
       [{ path: "relative/model.gguf" }, 400, "invalid_path"],
-      [{ path: path.join(dir, "missing.gguf") }, 404, "file_not_found"],
+      [{ path: path.join(dir, "missing.gguf") }, 400, "invalid_model_file"],
       [{ path: path.join(dir, "notes.txt") }, 400, "unsupported_model_file"],
-      [{ path: path.join(dir, "junk.gguf") }, 400, "unreadable_model_file"],
+      [{ path: path.join(dir, "junk.gguf") }, 400, "invalid_model_file"],
       [{ path: tinyModel("stories260K"), id: "my-model" }, 400, "model_id_taken"],
       [{ path: file, id: "Bad Id" }, 400, "invalid_parameter"],
     ];

@@ -3,7 +3,7 @@ import { doc } from "../openapi/route-doc.js";
 import { Router } from "express";
 import type { ModelType } from "../../models/gguf-summary.js";
 import type { ModelEntry, ModelRegistry } from "../../models/model-registry.js";
-import { requireScope } from "../authenticate.js";
+import { principalOf, requireScope } from "../authenticate.js";
 import { modelNames, modelObject } from "../wire/models-wire.js";
 
 /** The configured default names per type (`svc-merlion-13b`, `svc-embed-1024`; no reranker is shipped: ""). */
@@ -16,14 +16,17 @@ export interface ModelDefaults {
 export function modelsRoutes(registry: ModelRegistry, defaults: ModelDefaults, startedAt: number, contextFor: (entry: ModelEntry) => number | null): Router {
   const router = Router();
   const isDefault = (name: string, type: ModelType) => registry.defaultName(type, defaults[type]) === name;
+  // Where files lie on this machine is for its administrator; other keys see file names.
+  const fullPath = (locals: Parameters<typeof principalOf>[0]) => principalOf(locals).scopes.has("workspaces.manage");
   router.get("/v1/models", doc({ summary: "Every model and alias (OpenAI), with type, context and what backs it", tag: "Models" }), requireScope("inference"), (_req, res) => {
-    res.json({ object: "list", data: modelNames(registry.entries).map(({ name, entry }) => modelObject(name, entry, startedAt, isDefault(name, entry.type), contextFor(entry))) });
+    const full = fullPath(res.locals);
+    res.json({ object: "list", data: modelNames(registry.entries).map(({ name, entry }) => modelObject(name, entry, startedAt, isDefault(name, entry.type), contextFor(entry), full)) });
   });
   router.get("/v1/models/{*id}", doc({ summary: "One model or alias", tag: "Models" }), requireScope("inference"), (req, res) => {
     const raw = (req.params as { id: string | string[] }).id;
     const name = Array.isArray(raw) ? raw.join("/") : raw;
     const entry = registry.resolve(name, "model");
-    res.json(modelObject(name, entry, startedAt, isDefault(name, entry.type), contextFor(entry)));
+    res.json(modelObject(name, entry, startedAt, isDefault(name, entry.type), contextFor(entry), fullPath(res.locals)));
   });
   return router;
 }

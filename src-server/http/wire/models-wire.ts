@@ -1,4 +1,5 @@
 /** Model objects: OpenAI's `model` plus what serves it. */
+import path from "node:path";
 import { z } from "zod";
 import type { PullView } from "../../admin/model-pull-service.js";
 import type * as Api from "../../contract/index.js";
@@ -9,8 +10,10 @@ import type { ModelEntry } from "../../models/model-registry.js";
 /**
  * One object per name: the canonical id and each alias, all describing the same file.
  * `context_length` is what one request gets here; `max_context_length` what the model was trained with.
+ * `backing.file` is the absolute path only for whoever administers the machine
+ * (`fullPath`, the `workspaces.manage` scope); anyone else sees the file's name alone.
  */
-export function modelObject(name: string, entry: ModelEntry, created: number, isDefault: boolean, servedContext: number | null): Api.Model {
+export function modelObject(name: string, entry: ModelEntry, created: number, isDefault: boolean, servedContext: number | null, fullPath: boolean): Api.Model {
   const { gguf } = entry;
   return {
     id: name,
@@ -27,7 +30,7 @@ export function modelObject(name: string, entry: ModelEntry, created: number, is
     license: entry.catalog?.license ?? null,
     is_default: isDefault,
     backing: {
-      file: gguf.path,
+      file: fullPath ? gguf.path : path.basename(gguf.path),
       bytes: gguf.bytes,
       name: gguf.name,
       architecture: gguf.architecture,
