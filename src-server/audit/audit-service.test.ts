@@ -70,4 +70,23 @@ describe("AuditService", () => {
     assert.equal(result.problems[0]!.reason, "bad_signature");
     db.close();
   });
+
+  it("coalesces repeated events into one counted entry, written on close at the latest, in a chain that verifies", async () => {
+    const { db, audit } = open();
+    const before = audit.stats().entries;
+    const failed = (n: number): AuditEvent => ({ type: "auth.failed", workspaceId: null, actor: "anonymous", outcome: "failure", requestId: `req_f${n}`, data: { reason: "invalid_api_key", remote: "192.0.2.7" } });
+    for (let n = 0; n < 500; n++) audit.recordCoalesced("auth.failed|192.0.2.7|invalid_api_key", failed(n));
+    audit.flush();
+    assert.equal(audit.stats().entries - before, 1, "only the first is written before the window closes");
+    audit.close();
+    const again = open(db);
+    const entries = again.audit.list(admin, { chain: "instance", type: "auth.failed", limit: 100, order: "asc" }).data.filter((e) => e.data.remote === "192.0.2.7");
+    assert.equal(entries.length, 2);
+    assert.equal(entries[1]!.data.count, 499);
+    assert.equal(entries[1]!.request_id, "req_f499");
+    const result = await again.audit.verify(admin);
+    assert.equal(result.valid, true, JSON.stringify(result.problems));
+    again.audit.close();
+    db.close();
+  });
 });

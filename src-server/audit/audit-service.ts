@@ -6,7 +6,9 @@
  *
  * Writes are batched off the request's path: `record` queues, and the queue is written
  * in one transaction a few milliseconds later (or at once when it is large, when an
- * administrative change uses `recordNow`, and on close). After each write the chains'
+ * administrative change uses `recordNow`, and on close). Events a stranger can repeat at
+ * will (failed authentication) go through `recordCoalesced`: repeats within a window
+ * become one entry with a `count` (see `AuditCoalescer`), written by `close` at the latest. After each write the chains'
  * heads are signed into a file beside the database, so rows cut from a chain's end are
  * detected by `verify` too. Reads are limited to the caller's workspace unless it holds
  * `workspaces.manage`.
@@ -17,6 +19,7 @@ import { ServiceError, invalidRequest, notFound } from "../errors.js";
 import { newId } from "../ids.js";
 import { ChainVerifier, GENESIS_HASH, canonicalJson, keyIdOf, storedEntryHash, signManifest, signatureValid, type AuditEntry, type ChainProblem, type ExportManifest } from "../security/audit-chain.js";
 import type { AuditSigner } from "../security/audit-chain.js";
+import { AuditCoalescer } from "./audit-coalescer.js";
 import { csvHeader, csvManifestRow, csvRow, jsonlLine, type ExportFormat } from "../security/audit-export.js";
 import type { AuditDraft, AuditRow, AuditStore, ChainHead } from "../store/audit-store.js";
 
@@ -116,6 +119,8 @@ export interface AuditServiceOptions {
   now?: () => number;
   /** A batch that could not be written (it stays queued and is retried). */
   onError?: (error: unknown) => void;
+  /** Milliseconds during which repeats of a coalesced event are counted into one entry. Default 60 000. */
+  coalesceMs?: number;
   /** Benchmarks only (the reference run without a trail): record nothing. No configuration reaches this. */
   disabled?: boolean;
 }
@@ -147,6 +152,7 @@ export class AuditService {
   private readonly heads = new Map<string, ChainHead>();
   private readonly now: () => number;
   private closed = false;
+  private readonly coalescer: AuditCoalescer;
   /** Entries written since start (diagnostics and benchmarks). */
   written = 0;
 
@@ -157,6 +163,7 @@ export class AuditService {
   ) {
     this.now = options.now ?? Date.now;
     for (const head of store.heads()) this.heads.set(head.chain, head);
+    this.coalescer = new AuditCoalescer((event) => this.record(event), { windowMs: options.coalesceMs, now: this.now, onError: options.onError });
   }
 
   /** Queues an entry; it is written within `flushMs`. Never throws into the caller's request. */
@@ -169,6 +176,22 @@ export class AuditService {
     this.queue.push(this.draft(event));
     if (this.queue.length >= (this.options.maxBatch ?? 512)) this.flushQuietly();
     else this.timer ??= setTimeout(() => this.flushQuietly(), this.options.flushMs ?? 20);
+  }
+
+  /**
+   * Like `record` for an event anyone can repeat at will: the first with this `key` in a
+   * while is queued as it is; repeats within the window after it are counted and written
+   * as one entry carrying `count` (and `first_seen`, `last_seen`) when the window closes
+   * or the service closes. `key` should name what makes two events the same (type,
+   * source, reason).
+   */
+  recordCoalesced(key: string, event: AuditEvent): void {
+    if (this.options.disabled) return;
+    if (this.closed) {
+      this.recordNow(event);
+      return;
+    }
+    this.coalescer.record(key, event);
   }
 
   /** Writes the entry (and anything queued before it) before returning; throws when it cannot. */
@@ -205,7 +228,9 @@ export class AuditService {
     }
   }
 
+  /** Writes the pending coalesced counts and everything queued; later entries are written at once. Idempotent. */
   close(): void {
+    this.coalescer.close();
     this.closed = true;
     this.flush();
   }

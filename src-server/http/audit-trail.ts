@@ -79,6 +79,15 @@ export function recordSafely(audit: AuditService, res: Response, event: Paramete
   }
 }
 
+/** `recordSafely` for events a stranger can repeat at will: repeats with the same `key` within a window become one entry with a `count`. */
+export function recordCoalescedSafely(audit: AuditService, res: Response, key: string, event: Parameters<AuditService["record"]>[0]): void {
+  try {
+    audit.recordCoalesced(key, event);
+  } catch (error) {
+    res.locals.log?.error({ err: error, type: event.type }, "audit write failed");
+  }
+}
+
 /** `audited` bound to the service: what route factories receive. */
 export type Trail = (type: AuditEventType, options?: AuditedOptions) => RequestHandler;
 
