@@ -30,6 +30,7 @@ import { conversationRoutes } from "./http/routes/conversation-routes.js";
 import { tombstoneRoutes } from "./http/routes/tombstone-routes.js";
 import type { TombstoneService } from "./rag/tombstone-service.js";
 import { authenticate, requireScope } from "./http/authenticate.js";
+import { AuthThrottle } from "./http/auth-throttle.js";
 import type { AuditService } from "./audit/audit-service.js";
 import { trailOf } from "./http/audit-trail.js";
 import { auditRoutes } from "./http/routes/audit-routes.js";
@@ -103,13 +104,15 @@ export function createApp(deps: AppDeps): Express {
   });
   // The token endpoint, JWKS and OAuth metadata come before authentication (they are how a
   // service account gets a credential) and before the workbench's page fallback.
-  app.use(oauthRoutes(deps.oauth.accounts, deps.oauth.keys, deps.audit));
+  // One backoff for failed authentication, so bad API keys and bad client secrets share a source's budget.
+  const authThrottle = new AuthThrottle();
+  app.use(oauthRoutes(deps.oauth.accounts, deps.oauth.keys, deps.audit, authThrottle));
   // The workbench's files and pages; it never answers a path under the API's prefixes
   // (http/api-paths.ts), so those reach the routes below or the JSON 404.
   if (deps.rendererDir) app.use(workbenchStatic(deps.rendererDir));
   app.use(sessionRoutes(deps.sessions, deps.rateLimits, deps.audit));
   // Authenticate before reading a body: strangers cannot make us parse megabytes.
-  app.use(["/v1", "/metrics"], authenticate(deps.admin, deps.sessions, deps.audit, deps.oauth.accounts));
+  app.use(["/v1", "/metrics"], authenticate(deps.admin, deps.sessions, deps.audit, deps.oauth.accounts, authThrottle));
   // Prometheus scrapes with a bearer key holding `metrics.read` (the path it expects, and under /v1).
   app.get(["/metrics", "/v1/metrics"], doc({ summary: "Prometheus metrics: requests, latency, tokens, time to first token, queues, loaded models, indexing", tag: "Discovery", response: { contentType: "text/plain" } }), requireScope("metrics.read"), async (_req, res) => {
     const { contentType, text } = await metrics.exposition();
