@@ -33,8 +33,13 @@ const config: Configuration = {
     // (CPU, CUDA, Vulkan or Metal variants of it), as node-llama-cpp's Electron template does.
     "!node_modules/@node-llama-cpp/*/bins/**/*",
     "node_modules/@node-llama-cpp/${os}-${arch}*/bins/**/*",
+    // The llama.cpp built at install: its binaries (not the build tree) and its record, which
+    // the engine reads to load it. `npm run dist` first checks that it is portable (every
+    // CPU variant, runtime dispatch, no -march=native code) and passed its self-test:
+    // scripts/check-portable-build.mjs.
     "!node_modules/node-llama-cpp/llama/localBuilds/**/*",
-    "node_modules/node-llama-cpp/llama/localBuilds/${os}-${arch}*/**/*",
+    "node_modules/node-llama-cpp/llama/localBuilds/${os}-${arch}*/Release/**/*",
+    "node_modules/node-llama-cpp/llama/localBuilds/pustaka-build.json",
     // Never model weights, wherever they would come from.
     "!**/*.gguf",
   ],

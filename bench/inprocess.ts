@@ -9,9 +9,10 @@
  */
 import { createInterface } from "node:readline";
 import { getLlama, LlamaChat, resolveChatWrapper, type LlamaEmbeddingContext } from "node-llama-cpp";
+import { installedLlamaOptions } from "../src-server/engine/llama-binary.js";
 
 const options = JSON.parse(process.argv[2] ?? "{}") as { model: string; threads: number; contextSize: number; embed?: boolean };
-const llama = await getLlama({ gpu: false, build: "never" });
+const llama = await getLlama(installedLlamaOptions());
 const model = await llama.loadModel({ modelPath: options.model });
 const context = options.embed ? null : await model.createContext({ contextSize: options.contextSize, sequences: 1, threads: options.threads });
 const sequence = context?.getSequence();

@@ -148,6 +148,12 @@ describe("electron.config.ts", () => {
     assert.equal(files("node_modules/@node-llama-cpp/linux-x64-cuda/bins/linux-x64-cuda/llama-addon.node"), true);
     assert.equal(files("node_modules/@node-llama-cpp/mac-arm64-metal/bins/mac-arm64-metal/llama-addon.node"), false);
     assert.equal(files("dist/src-main/main.js.map"), false);
+    // The llama.cpp built at install: its binaries, every CPU variant and the record the engine
+    // reads to load it; not its build tree (object files, CMake cache).
+    const build = "node_modules/node-llama-cpp/llama/localBuilds/linux-x64-4x1t225d2ii5d4s512n4b17395l6f3w1o3e2a13";
+    for (const shipped of [`${build}/Release/llama-addon.node`, `${build}/Release/libggml-cpu-zen4.so`, `${build}/Release/libggml-cpu-x64.so`, "node_modules/node-llama-cpp/llama/localBuilds/pustaka-build.json"]) assert.equal(files(shipped), true, shipped);
+    for (const left of [`${build}/CMakeCache.txt`, `${build}/CMakeFiles/llama-addon.dir/addon/addon.cpp.o`, `${build}/llama.cpp/ggml/src/libggml-base.so`, "node_modules/node-llama-cpp/llama/localBuilds/mac-arm64-x/Release/llama-addon.node"])
+      assert.equal(files(left), false, left);
     for (const weights of ["models/sea-lion.gguf", "dist/renderer/tiny.gguf", "resources/x.gguf", "node_modules/node-llama-cpp/test/model.gguf", "dist/a/b/c/UPPER.gguf"])
       assert.equal(files(weights), false, weights);
     const candidates = ["dist", "models", "resources"].flatMap((dir) => {

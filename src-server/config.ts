@@ -52,6 +52,11 @@ export const ConfigSchema = z
         threads: z.number().int().min(0).max(256).default(0),
         /** Seconds a loaded model may sit unused before it is unloaded; 0 = never. */
         idleUnloadSeconds: z.number().int().min(0).default(600),
+        /**
+         * Which llama.cpp to load: `auto` = the build made at install when its self-test passed
+         * on this machine, else node-llama-cpp's prebuilt binaries; `local` or `prebuilt` force one.
+         */
+        build: z.enum(["auto", "local", "prebuilt"]).default("auto"),
       })
       .prefault({}),
     chat: z

@@ -63,6 +63,7 @@ import { TombstoneCatalog } from "./store/tombstone-catalog.js";
 import { TombstoneService } from "./rag/tombstone-service.js";
 import { secondsOf, systemClock, type Clock } from "./domain/clock.js";
 import { openDatabase, type Database } from "./store/database.js";
+import type { ActiveWork } from "./engine/types.js";
 import { DocumentStore } from "./store/document-store.js";
 import { SessionStore } from "./store/session-store.js";
 import { WorkspaceStore } from "./store/workspace-store.js";
@@ -83,6 +84,8 @@ export interface ServerOptions {
   starterScript?: string;
   /** Time for retention decisions (tombstone expiry, the purge); tests pass one they can advance. Default: the system clock. */
   clock?: Clock;
+  /** Told the engine's model work in progress whenever it changes (the `pustaka serve` supervisor explains crashes with it). */
+  onEngineActivity?: (work: ActiveWork[]) => void;
   /** Benchmarks only: run without the audit trail, to measure what it costs. The CLI and the desktop app never set it. */
   withoutAuditTrail?: boolean;
 }
@@ -174,7 +177,7 @@ export async function createServer(config: Config, options: ServerOptions): Prom
       ggufWorkerModule: options.workers?.ggufReader,
     });
     const engine = new LlamaEngine(
-      { gpu: config.engine.gpu, threads: config.engine.threads, idleUnloadSeconds: config.engine.idleUnloadSeconds, chat: config.chat, embeddings: config.embeddings, rerank: { contexts: config.rerank.contexts } },
+      { gpu: config.engine.gpu, threads: config.engine.threads, idleUnloadSeconds: config.engine.idleUnloadSeconds, build: config.engine.build, onActivity: options.onEngineActivity, chat: config.chat, embeddings: config.embeddings, rerank: { contexts: config.rerank.contexts } },
       logger,
     );
     resources.add(() => engine.close());

@@ -38,7 +38,11 @@ const KNOWN_CODES = [
   "unknown_url",
   "payload_too_large",
   "request_too_large",
-  "file_not_found",
+  "invalid_model_file",
+  "model_file_invalid",
+  "too_many_auth_failures",
+  "ambiguous_credentials",
+  "invalid_host_header",
   "unknown_tier",
   "service_account_not_found",
 ] as const;

@@ -6,6 +6,7 @@ import { getLlama, LlamaLogLevel, type Llama } from "node-llama-cpp";
 import type { Logger } from "pino";
 import path from "node:path";
 import { ServiceError, unavailable } from "../errors.js";
+import { validateGgufModel } from "../models/validate-gguf-file.js";
 import type { ModelEntry } from "../models/model-registry.js";
 import { countChatRequestTokens, startChatRun } from "./chat-run.js";
 import { startCompletionRun } from "./completion-run.js";
@@ -13,7 +14,9 @@ import { scoreChoicesOn } from "./choice-scores.js";
 import { embedInputs } from "./embed-inputs.js";
 import { LoadedModel, MAX_ENCODER_CONTEXT } from "./loaded-model.js";
 import { rankDocuments } from "./rank-documents.js";
-import type { ChatGenerationInput, ChatMessage, ChatRun, ChoiceScores, CompletionRun, EmbeddingResult, EngineStatus, InferenceEngine, RerankScores, TextCompletionInput, TokenizerLease } from "./types.js";
+import { currentRequestId } from "../domain/request-scope.js";
+import { loadedCpuVariant, planLlamaBinary, readLlamaBuildRecord, type LlamaBinaryPlan, type LlamaBuildChoice, type LlamaBuildRecord } from "./llama-binary.js";
+import type { ActiveWork, ChatGenerationInput, ChatMessage, ChatRun, ChoiceScores, CompletionRun, EmbeddingResult, EngineStatus, InferenceEngine, RerankScores, TextCompletionInput, TokenizerLease } from "./types.js";
 
 export interface LlamaEngineOptions {
   gpu: "auto" | "cpu";
@@ -25,6 +28,12 @@ export interface LlamaEngineOptions {
   embeddings: { contexts: number; batchSequences?: number; batchTokens?: number };
   /** Ranking contexts per reranker working in parallel (each gets threads/contexts threads). */
   rerank: { contexts: number };
+  /** Which llama.cpp binary to load (default `auto`: the install's build if its self-test passed). */
+  build?: LlamaBuildChoice;
+  /** The install's build record; default: read from node-llama-cpp's local builds folder. */
+  buildRecord?: LlamaBuildRecord | null;
+  /** Told the model work in progress whenever it changes (a supervisor explains crashes with it). */
+  onActivity?: (work: ActiveWork[]) => void;
 }
 
 export class LlamaEngine implements InferenceEngine {
@@ -34,11 +43,16 @@ export class LlamaEngine implements InferenceEngine {
   private readonly settled = new Map<string, LoadedModel>();
   private readonly idleTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  private readonly plan: LlamaBinaryPlan;
 
   constructor(
     private readonly options: LlamaEngineOptions,
     private readonly logger: Logger,
   ) {
+    const record = options.buildRecord !== undefined ? options.buildRecord : readLlamaBuildRecord();
+    this.plan = planLlamaBinary(options.build ?? "auto", record, options.gpu);
+    // Said at start, before llama.cpp loads (it loads with the first model).
+    logger.info({ build: this.plan.expected === "localBuild" ? "local" : "prebuilt", why: this.plan.reason }, "llama.cpp build chosen");
     if (options.idleUnloadSeconds > 0) {
       const every = Math.max(1000, Math.min(30_000, (options.idleUnloadSeconds * 1000) / 4));
       this.idleTimer = setInterval(() => void this.unloadIdle(), every);
@@ -46,31 +60,34 @@ export class LlamaEngine implements InferenceEngine {
     }
   }
 
-  /** The llama.cpp binding, created once; reports whether a GPU was found. */
+  /** The llama.cpp binding, created once; reports which build serves, why, and whether a GPU was found. */
   llama(): Promise<Llama> {
     this.llamaPromise ??= (async () => {
+      const plan = this.plan;
       const llama = await getLlama({
-        gpu: this.options.gpu === "cpu" ? false : "auto",
-        // Never try to download or compile llama.cpp at run time: use the prebuilt binaries.
-        build: "never",
+        ...plan.options,
         logLevel: LlamaLogLevel.warn,
         logger: (level, message) => this.logger.debug({ llama: level }, message.trim()),
       });
-      // buildType "localBuild": the one scripts/build-llama.mjs made at install (batched embeddings);
-      // "prebuilt": node-llama-cpp's own binaries (one embedding input per evaluation).
-      this.logger.info({ gpu: llama.gpu || "none (CPU)", threads: this.threads(llama), cpuMathCores: llama.cpuMathCores, build: llama.buildType }, "llama.cpp ready");
+      // node-llama-cpp falls back to its prebuilt binaries when it cannot load a local build.
+      const reason = llama.buildType === plan.expected ? plan.reason : `node-llama-cpp could not load the install's build and fell back to its prebuilt binaries (${plan.reason})`;
+      this.buildInfo = { type: llama.buildType === "localBuild" ? "local" : "prebuilt", variant: null, reason };
+      this.logger.info({ gpu: llama.gpu || "none (CPU)", threads: this.threads(llama), cpuMathCores: llama.cpuMathCores, build: this.buildInfo.type, why: reason }, "llama.cpp ready");
       this.llamaInstance = llama;
       return llama;
     })();
     return this.llamaPromise;
   }
 
+  /** Which llama.cpp serves, once it has started: build, CPU variant (after the first model load), and why. */
+  private buildInfo: NonNullable<EngineStatus["build"]> | null = null;
+
   private threads(llama: Llama): number {
     return this.options.threads > 0 ? this.options.threads : Math.max(1, llama.cpuMathCores);
   }
 
   async startChat(entry: ModelEntry, input: ChatGenerationInput, signal: AbortSignal): Promise<ChatRun> {
-    const { loaded, release } = await this.acquire(entry);
+    const { loaded, release } = await this.acquire(entry, "chat");
     try {
       const slot = await loaded.chat();
       return await startChatRun({ llama: loaded.llama, model: loaded.model, slot, input, signal, onDone: release });
@@ -81,7 +98,7 @@ export class LlamaEngine implements InferenceEngine {
   }
 
   async startCompletion(entry: ModelEntry, input: TextCompletionInput, signal: AbortSignal): Promise<CompletionRun> {
-    const { loaded, release } = await this.acquire(entry);
+    const { loaded, release } = await this.acquire(entry, "completion");
     try {
       const slot = await loaded.chat();
       return await startCompletionRun({ model: loaded.model, modelId: entry.id, slot, input, signal, onDone: release });
@@ -92,7 +109,7 @@ export class LlamaEngine implements InferenceEngine {
   }
 
   async embed(entry: ModelEntry, inputs: string[], signal: AbortSignal): Promise<EmbeddingResult> {
-    const { loaded, release } = await this.acquire(entry);
+    const { loaded, release } = await this.acquire(entry, "embed");
     try {
       return await embedInputs(await loaded.embedder(), inputs, signal);
     } finally {
@@ -100,8 +117,18 @@ export class LlamaEngine implements InferenceEngine {
     }
   }
 
+  /** Whether `entry`'s embedder evaluates several inputs in one llama.cpp batch (the install's patched build). */
+  async embedderBatches(entry: ModelEntry): Promise<boolean> {
+    const { loaded, release } = await this.acquire(entry, "embed");
+    try {
+      return (await loaded.embedder()).batched;
+    } finally {
+      release();
+    }
+  }
+
   async rerank(entry: ModelEntry, query: string, documents: string[], signal: AbortSignal): Promise<RerankScores> {
-    const { loaded, release } = await this.acquire(entry);
+    const { loaded, release } = await this.acquire(entry, "rerank");
     try {
       return await rankDocuments(await loaded.ranker(), loaded.model, query, documents, signal);
     } finally {
@@ -110,7 +137,7 @@ export class LlamaEngine implements InferenceEngine {
   }
 
   async scoreChoices(entry: ModelEntry, messages: ChatMessage[], choices: string[], signal: AbortSignal): Promise<ChoiceScores> {
-    const { loaded, release } = await this.acquire(entry);
+    const { loaded, release } = await this.acquire(entry, "score");
     try {
       return await scoreChoicesOn(await loaded.chat(), loaded.model, messages, choices, signal);
     } finally {
@@ -125,16 +152,16 @@ export class LlamaEngine implements InferenceEngine {
   }
 
   async countChatTokens(entry: ModelEntry, input: Pick<ChatGenerationInput, "messages" | "tools" | "toolChoice">): Promise<number> {
-    const { loaded, release } = await this.acquire(entry);
+    const { loaded, release } = await this.acquire(entry, "count");
     try {
-      return countChatRequestTokens(loaded.model, await loaded.chat(), input);
+      return await countChatRequestTokens(loaded.model, await loaded.chat(), input);
     } finally {
       release();
     }
   }
 
   async countTokens(entry: ModelEntry, text: string): Promise<number> {
-    const { loaded, release } = await this.acquire(entry);
+    const { loaded, release } = await this.acquire(entry, "count");
     try {
       return loaded.model.tokenize(text).length;
     } finally {
@@ -143,7 +170,7 @@ export class LlamaEngine implements InferenceEngine {
   }
 
   async acquireTokenizer(entry: ModelEntry): Promise<TokenizerLease> {
-    const { loaded, release } = await this.acquire(entry);
+    const { loaded, release } = await this.acquire(entry, "count");
     const { model } = loaded;
     return {
       countTokens: (text) => model.tokenize(text, false).length,
@@ -159,13 +186,39 @@ export class LlamaEngine implements InferenceEngine {
       backend: "llama.cpp (node-llama-cpp)",
       gpu: this.llamaInstance ? this.llamaInstance.gpu : null,
       threads: this.llamaInstance ? this.threads(this.llamaInstance) : this.options.threads,
+      build: this.buildInfo,
       loadedModels: [...this.settled.values()].map((m) => ({ id: m.entry.id, path: m.entry.gguf.path, kinds: m.kinds, activeLeases: m.activeLeases, busy: m.busy, queued: m.queued })),
     };
   }
 
   /** Loads (once) and pins a model until `release` is called. */
-  private async acquire(entry: ModelEntry): Promise<{ loaded: LoadedModel; release: () => void }> {
+  private async acquire(entry: ModelEntry, op: string): Promise<{ loaded: LoadedModel; release: () => void }> {
     if (this.closed) throw unavailable("the server is shutting down", "server_shutting_down");
+    const untrack = this.track(entry, this.loaded.has(entry.gguf.path) ? op : `load + ${op}`);
+    try {
+      return await this.acquireTracked(entry, untrack);
+    } catch (error) {
+      untrack();
+      throw error;
+    }
+  }
+
+  private readonly active = new Map<number, ActiveWork>();
+  private workCounter = 0;
+
+  /** Notes model work in progress for `onActivity`; returns its end. */
+  private track(entry: ModelEntry, op: string): () => void {
+    const report = this.options.onActivity;
+    if (!report) return () => {};
+    const id = ++this.workCounter;
+    this.active.set(id, { op, model: entry.id, requestId: currentRequestId(), since: Date.now() });
+    report([...this.active.values()]);
+    return () => {
+      if (this.active.delete(id)) report([...this.active.values()]);
+    };
+  }
+
+  private async acquireTracked(entry: ModelEntry, untrack: () => void): Promise<{ loaded: LoadedModel; release: () => void }> {
     const key = entry.gguf.path;
     let loaded: LoadedModel;
     // Loop: an idle unload may dispose the model between our lookup and our pin.
@@ -188,6 +241,7 @@ export class LlamaEngine implements InferenceEngine {
       release: () => {
         if (released) return;
         released = true;
+        untrack();
         loaded.activeLeases--;
         loaded.lastUsedAt = Date.now();
       },
@@ -199,19 +253,30 @@ export class LlamaEngine implements InferenceEngine {
     const started = Date.now();
     let model;
     try {
+      // The file was checked when it was registered, but it may have been replaced since:
+      // node-llama-cpp's own reader trusts the header's counts (a hostile one hangs, then aborts the process).
+      await validateGgufModel(entry.gguf.path);
+    } catch (error) {
+      this.logger.error({ model: entry.id, file: entry.gguf.path, err: error }, "model file is no longer a valid GGUF");
+      throw unavailable(`the model '${entry.id}' cannot be loaded: its file (${path.basename(entry.gguf.path)}) is no longer a valid GGUF model; an administrator must replace or remove it`, "model_file_invalid");
+    }
+    try {
       model = await llama.loadModel({ modelPath: entry.gguf.path, gpuLayers: llama.gpu ? "auto" : 0 });
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       this.logger.error({ model: entry.id, file: entry.gguf.path, err: error }, "model load failed");
       throw new ServiceError("server", `the model '${entry.id}' could not be loaded (${path.basename(entry.gguf.path)}): ${reason}`, { code: "model_load_failed", cause: error });
     }
-    this.logger.info({ model: entry.id, file: entry.gguf.path, gpuLayers: model.gpuLayers, ms: Date.now() - started }, "model loaded");
+    // ggml loads its CPU backend variant with the first model: say which this CPU got.
+    if (this.buildInfo && this.buildInfo.variant === null) this.buildInfo.variant = loadedCpuVariant();
+    this.logger.info({ model: entry.id, file: entry.gguf.path, gpuLayers: model.gpuLayers, cpuVariant: this.buildInfo?.variant ?? null, ms: Date.now() - started }, "model loaded");
     const threads = this.threads(llama);
     return new LoadedModel(entry, llama, model, {
       threads,
       chat: this.options.chat,
       embeddings: { ...this.options.embeddings, maxQueued: Number.MAX_SAFE_INTEGER },
       rerank: { contexts: this.options.rerank.contexts, maxQueued: Number.MAX_SAFE_INTEGER },
+      onTokenizerError: (error) => this.logger.warn({ model: entry.id, err: error }, "the tokenizer thread failed: long prompts are tokenised on the event loop"),
     });
   }
 

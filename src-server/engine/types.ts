@@ -138,12 +138,28 @@ export interface TokenizerLease {
   release(): void;
 }
 
+/** One piece of model work the engine is doing (reported to a supervisor, which explains a crash with it). */
+export interface ActiveWork {
+  /** `chat`, `completion`, `embed`, `rerank`, `score`, `count`; `load + …` while the model loads. */
+  op: string;
+  model: string;
+  /** The HTTP request it serves; null for background work (indexing, the relevance gate's own calls). */
+  requestId: string | null;
+  /** Unix milliseconds. */
+  since: number;
+}
+
 export interface EngineStatus {
   backend: string;
   /** The GPU backend in use, false for the CPU, null until llama.cpp starts (with the first model). */
   gpu: string | false | null;
   /** Threads per context; 0 = not decided yet (the physical cores, once llama.cpp starts). */
   threads: number;
+  /**
+   * The llama.cpp build serving (`local`: built at install; `prebuilt`: node-llama-cpp's), the
+   * CPU backend variant ggml picked for this CPU, and why; null until llama.cpp starts.
+   */
+  build?: { type: "local" | "prebuilt"; variant: string | null; reason: string } | null;
   /** `busy`: sequences or contexts in use; `queued`: requests waiting for one. */
   loadedModels: { id: string; path: string; kinds: ModelKind[]; activeLeases: number; busy: number; queued: number }[];
 }

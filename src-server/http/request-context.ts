@@ -5,6 +5,7 @@
 import type { RequestHandler } from "express";
 import type { Logger } from "pino";
 import { newId } from "../ids.js";
+import { runInRequest } from "../domain/request-scope.js";
 
 const CLIENT_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
@@ -41,6 +42,7 @@ export function requestContext(logger: Logger): RequestHandler {
       const line = { method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10, key: res.locals.principal?.keyId, clientGone, ...(errorCode || errorMessage ? { error: { code: errorCode ?? null, message: errorMessage ?? null } } : {}) };
       res.locals.log[levelOf(res.statusCode, errorCode)](line, "request");
     });
-    next();
+    // The engine names the request in what it reports (e.g. the work a crash interrupted).
+    runInRequest(requestId, next);
   };
 }

@@ -17,6 +17,7 @@ import { getLlama, LlamaChat, resolveChatWrapper, type Llama, type LlamaContext,
 import { createBatchGather, DEFAULT_BATCH_GATHER, type BatchGatherState } from "../../src-server/engine/batch-gather.js";
 import { testModel } from "../helpers/models.js";
 import { startTestServer, type TestServer } from "../helpers/test-server.js";
+import { installedLlamaOptions } from "../../src-server/engine/llama-binary.js";
 
 const PROMPTS = [
   "Write two sentences about the monsoon in Kelantan.",
@@ -29,7 +30,7 @@ describe("continuous batching", () => {
   let llama: Llama;
   let model: LlamaModel;
   before(async () => {
-    llama = await getLlama({ gpu: false, logLevel: "error" as never });
+    llama = await getLlama({ ...installedLlamaOptions(), logLevel: "error" as never });
     model = await llama.loadModel({ modelPath: testModel("gemma3-270m") });
   });
   after(async () => {

@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import { after, afterEach, before, describe, it } from "node:test";
 import { getLlama, LlamaChat, LlamaContextSequence, TokenMeter, type ChatHistoryItem, type Llama, type LlamaContext, type LlamaModel } from "node-llama-cpp";
 import { testModel } from "../helpers/models.js";
+import { installedLlamaOptions } from "../../src-server/engine/llama-binary.js";
 
 interface SequenceInternals {
   _startSpeculation: (this: SequenceInternals, ...args: unknown[]) => void;
@@ -104,7 +105,7 @@ describe("decoding ahead", () => {
   let gemma: LlamaModel;
   let smol: LlamaModel;
   before(async () => {
-    llama = await getLlama({ gpu: false, logLevel: "error" as never });
+    llama = await getLlama({ ...installedLlamaOptions(), logLevel: "error" as never });
     gemma = await llama.loadModel({ modelPath: testModel("gemma3-270m") });
     smol = await llama.loadModel({ modelPath: testModel("smollm2-135m-instruct") });
   });
