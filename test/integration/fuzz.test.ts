@@ -9,6 +9,10 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import { after, before, describe, it } from "node:test";
 import fc from "fast-check";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { GGUF_TYPE, header, kvArrayHead, soundGguf } from "../helpers/gguf-builder.js";
 import { testModel, tinyModel } from "../helpers/models.js";
 import { upload, waitForStatus } from "../helpers/rag.js";
 import { startTestServer, type TestServer } from "../helpers/test-server.js";
@@ -50,6 +54,10 @@ const ROUTES: [string, string][] = [
   ["POST", "/v1/models/files"],
   ["POST", "/v1/chat/completions"],
   ["POST", "/v1/inference/chat"],
+  ["POST", "/v1/completions"],
+  ["POST", "/v1/responses"],
+  ["POST", "/v1/messages"],
+  ["POST", "/v1/messages/count_tokens"],
   ["POST", "/v1/embeddings"],
   ["POST", "/v1/inference/embeddings"],
   ["POST", "/v1/rerank"],
@@ -107,6 +115,10 @@ const FIELDS: Record<string, string[]> = {
   "/v1/conversations/:conversation": ["title"],
   "/v1/conversations/:conversation/messages": ["messages"],
 };
+FIELDS["/v1/completions"] = ["model", "prompt", "max_tokens", "temperature", "stream", "stop", "suffix", "echo"];
+FIELDS["/v1/responses"] = ["model", "input", "instructions", "max_output_tokens", "stream", "tools", "store"];
+FIELDS["/v1/messages"] = ["model", "messages", "max_tokens", "system", "stream", "tools", "temperature"];
+FIELDS["/v1/messages/count_tokens"] = ["model", "messages", "system", "tools"];
 FIELDS["/v1/inference/chat"] = FIELDS["/v1/chat/completions"]!;
 FIELDS["/v1/inference/embeddings"] = FIELDS["/v1/embeddings"]!;
 FIELDS["/v1/reranking"] = FIELDS["/v1/rerank"]!;
@@ -115,7 +127,20 @@ FIELDS["/v1/reranking"] = FIELDS["/v1/rerank"]!;
 const SAMPLES: Record<string, unknown[]> = {
   model: ["tiny", "minilm", "rr", "svc-merlion-13b", "svc-embed-1024", "gpt-4o", ""],
   embedding_model: ["minilm", "tiny", "nope"],
-  messages: [[{ role: "user", content: "Once upon a time" }], [{ role: "system", content: "x" }], [{ role: "tool", content: "r", tool_call_id: "1" }], [{ role: "assistant", content: null }]],
+  messages: [
+    [{ role: "user", content: "Once upon a time" }],
+    [{ role: "system", content: "x" }],
+    [{ role: "tool", content: "r", tool_call_id: "1" }],
+    [{ role: "assistant", content: null }],
+    // Token counting: prompts far beyond any context, which must be refused by length, quickly.
+    [{ role: "user", content: "word ".repeat(40_000) }],
+    [{ role: "user", content: [{ type: "text", text: "x".repeat(200_000) }] }],
+    Array.from({ length: 2000 }, () => ({ role: "user", content: "a b c" })),
+  ],
+  prompt: ["Once upon a time", "", ["a", "b"], [1, 2, 3], "z".repeat(200_000)],
+  system: ["Be brief.", "s".repeat(150_000), [{ type: "text", text: "x" }]],
+  // Model registration: files that are not models, hostile headers, links, and paths that do not exist.
+  path: ["/etc/passwd", "/etc/shadow", "/dev/zero", "/dev/stdin", "/proc/self/mem", "relative/model.gguf", "/nope/missing.gguf", "/", ""],
   max_tokens: [1, 3, 0, -1, 1e9, 2 ** 53 + 1, 3.5],
   input: ["hello", ["a", "b"], [[1, 2]], "", [""]],
   question: ["What is in it?", "", "x".repeat(5000)],
@@ -364,6 +389,14 @@ function assertErrorShape(r: FuzzRequest, reply: Reply): void {
   const where = `${r.method} ${r.path.slice(0, 150)} → ${reply.status} ${reply.body.slice(0, 300)}`;
   assert.match(reply.type, /^application\/json/, `error responses are JSON: ${where}`);
   const body = JSON.parse(reply.body) as { error?: unknown; error_description?: unknown };
+  if (/^\/v1\/messages(\/|$)/.test(r.path.split("?")[0]!)) {
+    // Anthropic's shape on its routes.
+    const anthropic = body as { type?: unknown; error?: { type?: unknown; message?: unknown } };
+    assert.equal(anthropic.type, "error", where);
+    assert.equal(typeof anthropic.error?.type, "string", where);
+    assert.equal(typeof anthropic.error?.message, "string", where);
+    return;
+  }
   if (r.method === "POST" && r.path.split("?")[0] === "/v1/oauth/token") {
     assert.equal(typeof body.error, "string", where);
     assert.equal(typeof body.error_description, "string", where);
@@ -380,6 +413,7 @@ function assertErrorShape(r: FuzzRequest, reply: Reply): void {
 
 describe("fuzzing every route", () => {
   let t: TestServer;
+  let hostileDir = "";
   const ids: Ids = { corpus: [], document: [], chunk: [], conversation: [], workspace: ["ws_default"], key: [] };
   before(async () => {
     t = await startTestServer({
@@ -397,10 +431,25 @@ describe("fuzzing every route", () => {
     ids.conversation.push((await t.call("POST", "/v1/conversations", { title: "fuzz" })).json.id);
     const spare = (await t.call("POST", "/v1/admin/workspaces/ws_default/api_keys", { name: "spare", scopes: ["inference"] })).json;
     ids.key.push(spare.id);
+    // Hostile model files for POST /v1/models/files, mixed into its generated paths.
+    hostileDir = mkdtempSync(path.join(os.tmpdir(), "pustaka-fuzz-models-"));
+    const files: Record<string, Buffer> = {
+      "huge-array.gguf": Buffer.concat([header(3, 0, 1), kvArrayHead("general.tags", GGUF_TYPE.uint8, 2n ** 40n)]),
+      "header-only.gguf": Buffer.from("GGUF\x03\x00\x00\x00", "latin1"),
+      "version-99.gguf": Buffer.concat([header(99, 0, 0)]),
+      "many-tensors.gguf": Buffer.concat([header(3, 2n ** 62n, 0)]),
+      "truncated.gguf": soundGguf({ truncate: 200 }),
+      "sound.gguf": soundGguf(),
+    };
+    for (const [name, data] of Object.entries(files)) writeFileSync(path.join(hostileDir, name), data);
+    symlinkSync("/etc/passwd", path.join(hostileDir, "link.gguf"));
+    mkdirSync(path.join(hostileDir, "dir.gguf"));
+    SAMPLES.path!.push(...[...Object.keys(files), "link.gguf", "dir.gguf"].map((name) => path.join(hostileDir, name)));
   });
   after(async () => {
     agent.destroy();
     await t.close();
+    rmSync(hostileDir, { recursive: true, force: true });
   });
 
   it(`answers ${RUNS} random requests (seed ${SEED}) without a 5xx, each error in the error shape`, async (test) => {
