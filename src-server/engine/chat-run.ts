@@ -2,7 +2,7 @@
  * One chat generation on node-llama-cpp: admission (grammar, prompt length, a free
  * sequence) and the token stream, turned from callbacks into an async generator.
  */
-import { LlamaChat, type ChatHistoryItem, type ChatModelFunctions, type ChatWrapper, type Llama, type LlamaContextSequence, type LlamaGrammar, type LlamaModel, type Token } from "node-llama-cpp";
+import { LlamaChat, type ChatHistoryItem, type ChatModelFunctions, type ChatWrapper, type Llama, type LlamaContextSequence, type LlamaGrammar, type LlamaModel } from "node-llama-cpp";
 import { invalidInput, type InputLocation, type ServiceError } from "../errors.js";
 import { randomBase62 } from "../ids.js";
 import { toLlamaFunctions, toLlamaHistory } from "./chat-history.js";
@@ -10,6 +10,8 @@ import { planForcedToolCall, type ForcedToolPlan } from "./forced-tool-call.js";
 import { createGbnfGrammar, JSON_OBJECT_GBNF, schemaGbnf } from "./schema-grammar.js";
 import type { LeasePool } from "./lease-pool.js";
 import { acquireForPrompt } from "./prompt-cache.js";
+import { llamaTextChars, refuseOverlong } from "./prompt-length.js";
+import { tokenArray, type PromptTokenizer, type TokenIds } from "./prompt-tokenizer.js";
 import { finishReasonOf, sequenceStream, type Generate } from "./sequence-stream.js";
 import type { ChatGenerationInput, ChatRun, ResponseFormat, ToolCall } from "./types.js";
 
@@ -20,6 +22,8 @@ export interface ChatSlot {
   contextSize: number;
   /** Reuse a sequence's evaluated prefix across requests (`chat.promptCache`); see prompt-cache.ts. */
   promptCache: boolean;
+  /** The model's tokenizer, long prompts off the event loop. */
+  tokenizer: PromptTokenizer;
 }
 
 export interface StartChatArgs {
@@ -42,20 +46,25 @@ async function createGrammar(llama: Llama, format: ResponseFormat): Promise<Llam
   return createGbnfGrammar(llama, format.type === "json_object" ? JSON_OBJECT_GBNF : schemaGbnf(format.schema, { in: "responseFormat", schema: true }));
 }
 
-/** Prompt tokens exactly as the chat template renders them, counted with the model's tokenizer. */
-function promptTokensOf(wrapper: ChatWrapper, model: LlamaModel, history: ChatHistoryItem[], functions: ChatModelFunctions | undefined): Token[] {
-  const { contextText } = wrapper.generateContextState({ chatHistory: history, availableFunctions: functions, documentFunctionParams: true });
-  return contextText.tokenize(model.tokenizer);
+/**
+ * Prompt tokens exactly as the chat template renders them, counted with the model's tokenizer
+ * (off the event loop when long); a rendering too long to fit by its characters alone is
+ * refused before it is tokenised (prompt-length.ts).
+ */
+function promptTokensOf(model: LlamaModel, slot: ChatSlot, history: ChatHistoryItem[], functions: ChatModelFunctions | undefined): Promise<TokenIds> {
+  const { contextText } = slot.wrapper.generateContextState({ chatHistory: history, availableFunctions: functions, documentFunctionParams: true });
+  refuseOverlong(model, slot.contextSize, llamaTextChars(contextText), { text: "the messages as the chat template renders them", shorten: "the messages" }, { in: "messages" });
+  return slot.tokenizer.tokenizeText(contextText);
 }
 
 /** The prompt tokens of a chat request, rendered as `startChatRun` renders it; see `InferenceEngine.countChatTokens`. */
-export function countChatRequestTokens(model: LlamaModel, slot: ChatSlot, input: Pick<ChatGenerationInput, "messages" | "tools" | "toolChoice">): number {
+export async function countChatRequestTokens(model: LlamaModel, slot: ChatSlot, input: Pick<ChatGenerationInput, "messages" | "tools" | "toolChoice">): Promise<number> {
   let history = toLlamaHistory(input.messages);
   const choice = input.toolChoice;
   let functions: ChatModelFunctions | undefined;
   if (choice === "required" || typeof choice === "object") history = planForcedToolCall(history, input.tools, choice).history;
   else functions = choice !== "none" && input.tools.length > 0 ? toLlamaFunctions(input.tools) : undefined;
-  return promptTokensOf(slot.wrapper, model, history, functions).length;
+  return (await promptTokensOf(model, slot, history, functions)).length;
 }
 
 /** Admits a generation and returns its run; see `InferenceEngine.startChat`. */
@@ -90,7 +99,7 @@ export async function startChatRun(args: StartChatArgs): Promise<ChatRun> {
       functions = usesTools ? toLlamaFunctions(input.tools) : undefined;
       grammar = await createGrammar(llama, input.responseFormat);
     }
-    const prompt = promptTokensOf(slot.wrapper, model, history, functions);
+    const prompt = await promptTokensOf(model, slot, history, functions);
     promptTokens = prompt.length;
     if (promptTokens >= slot.contextSize) {
       throw contextLengthExceeded(`This model's context is ${slot.contextSize} tokens per request, but the messages take ${promptTokens} tokens. Shorten the messages.`, { in: "messages" });
@@ -102,7 +111,7 @@ export async function startChatRun(args: StartChatArgs): Promise<ChatRun> {
       );
     }
     maxTokens = input.maxTokens ?? slot.contextSize - promptTokens;
-    sequence = await acquireForPrompt(slot.pool, prompt, input.promptCache ?? slot.promptCache, signal);
+    sequence = await acquireForPrompt(slot.pool, tokenArray(prompt), input.promptCache ?? slot.promptCache, signal);
   } catch (error) {
     finish();
     throw error;

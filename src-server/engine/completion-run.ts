@@ -8,6 +8,8 @@ import { LlamaCompletion, type LlamaModel, type Token } from "node-llama-cpp";
 import { invalidInput } from "../errors.js";
 import type { ChatSlot } from "./chat-run.js";
 import { acquireForPrompt } from "./prompt-cache.js";
+import { refuseOverlong } from "./prompt-length.js";
+import { tokenArray, type TokenIds } from "./prompt-tokenizer.js";
 import { finishReasonOf, sequenceStream, type Generate } from "./sequence-stream.js";
 import type { CompletionRun, TextCompletionInput } from "./types.js";
 
@@ -39,10 +41,9 @@ function vocabularySize(model: LlamaModel): number {
 }
 
 /** Prompt text as tokens, special tokens parsed; a leading BOS is dropped (node-llama-cpp adds its own). */
-function tokenizePrompt(model: LlamaModel, prompt: string | number[]): Token[] {
-  const tokens = (typeof prompt === "string" ? model.tokenize(prompt, true) : (prompt as Token[])).slice();
-  if (tokens.length > 0 && tokens[0] === model.tokens.bos && prependedTokens(model) === 1) tokens.shift();
-  return tokens;
+async function tokenizePrompt(model: LlamaModel, slot: ChatSlot, prompt: string | number[]): Promise<TokenIds> {
+  const tokens = typeof prompt === "string" ? await slot.tokenizer.tokenize(prompt, true) : (prompt as Token[]);
+  return tokens.length > 0 && tokens[0] === model.tokens.bos && prependedTokens(model) === 1 ? tokens.slice(1) : tokens;
 }
 
 /** Admits a text completion and returns its run; see `InferenceEngine.startCompletion`. */
@@ -66,16 +67,17 @@ export async function startCompletionRun(args: StartCompletionArgs): Promise<Com
       const bad = input.prompt.findIndex((t) => !Number.isInteger(t) || t < 0 || t >= vocabulary);
       if (bad >= 0) throw invalidInput(`token ${input.prompt[bad]} at position ${bad} is not in this model's vocabulary (0–${vocabulary - 1})`, "invalid_token", { in: "prompt" });
     }
-    prefix = tokenizePrompt(model, input.prompt);
-    if (input.suffix !== undefined) {
-      if (!supportsInfill(model)) {
-        throw invalidInput(`'${args.modelId}' has no fill-in-the-middle tokens, so it cannot complete between a prompt and a suffix; send no suffix, or use a code model with FIM tokens`, "fim_not_supported", { in: "suffix" });
-      }
-      suffix = model.tokenize(input.suffix, false);
-      promptTokens = prependedTokens(model) + 2 + (model.tokens.infill.middle != null ? 1 : 0) + prefix.length + suffix.length;
-    } else {
-      promptTokens = prependedTokens(model) + prefix.length;
+    // Text too long to fit by its characters alone is refused before it is tokenised (prompt-length.ts).
+    if (typeof input.prompt === "string") refuseOverlong(model, slot.contextSize, input.prompt.length, { text: "the prompt", shorten: "the prompt" }, { in: "prompt" });
+    if (input.suffix !== undefined) refuseOverlong(model, slot.contextSize, input.suffix.length, { text: "the suffix", shorten: "the suffix" }, { in: "suffix" });
+    if (input.suffix !== undefined && !supportsInfill(model)) {
+      throw invalidInput(`'${args.modelId}' has no fill-in-the-middle tokens, so it cannot complete between a prompt and a suffix; send no suffix, or use a code model with FIM tokens`, "fim_not_supported", { in: "suffix" });
     }
+    const prefixIds = await tokenizePrompt(model, slot, input.prompt);
+    const suffixIds = input.suffix !== undefined ? await slot.tokenizer.tokenize(input.suffix, false) : undefined;
+    promptTokens = suffixIds
+      ? prependedTokens(model) + 2 + (model.tokens.infill.middle != null ? 1 : 0) + prefixIds.length + suffixIds.length
+      : prependedTokens(model) + prefixIds.length;
     if (promptTokens >= slot.contextSize) {
       throw invalidInput(`This model's context is ${slot.contextSize} tokens per request, but the prompt takes ${promptTokens} tokens. Shorten the prompt.`, "context_length_exceeded", { in: "prompt" });
     }
@@ -87,6 +89,8 @@ export async function startCompletionRun(args: StartCompletionArgs): Promise<Com
       );
     }
     maxTokens = input.maxTokens ?? slot.contextSize - promptTokens;
+    prefix = tokenArray(prefixIds);
+    suffix = suffixIds && tokenArray(suffixIds);
     // The tokens a plain completion evaluates (with FIM the order differs and little is shared).
     const evaluated = prependedTokens(model) === 1 ? [model.tokens.bos!, ...prefix] : prefix;
     sequence = await acquireForPrompt(slot.pool, evaluated, input.promptCache ?? slot.promptCache, signal);

@@ -11,6 +11,7 @@ import { createBatchGather, DEFAULT_BATCH_GATHER } from "./batch-gather.js";
 import { EmbedBatcher } from "./embed-batcher.js";
 import { LeasePool } from "./lease-pool.js";
 import { LlamaEmbedWorker } from "./llama-embed-worker.js";
+import { bindingOf, PromptTokenizer } from "./prompt-tokenizer.js";
 import type { ModelKind } from "./types.js";
 
 /** The largest context an embedding or ranking context gets (the model's own, up to this). */
@@ -21,6 +22,8 @@ export interface LoadedModelOptions {
   chat: { contextSize: number; sequences: number; maxQueued: number; promptCache: boolean; batchWaitMs?: number };
   embeddings: { contexts: number; maxQueued: number; batchSequences?: number; batchTokens?: number };
   rerank: { contexts: number; maxQueued: number };
+  /** Told when the chat tokenizer's worker thread fails (long prompts are then tokenised on the event loop). */
+  onTokenizerError?: (error: Error) => void;
 }
 
 export interface EmbedSlot {
@@ -126,12 +129,14 @@ export class LoadedModel {
     for (let i = 0; i < sequences; i++) all.push(context.getSequence());
     const pool = new LeasePool(all, maxQueued, "chat sequence");
     this.pools.push(pool);
+    const tokenizer = new PromptTokenizer(this.model, { modelPath: this.entry.gguf.path, binding: bindingOf(this.llama), onWorkerError: this.options.onTokenizerError });
     this.disposers.push(async () => {
       pool.close();
+      await tokenizer.close();
       await context.dispose();
     });
     // llama.cpp pads the context up; a request gets what was configured (what /v1/models reports).
-    return { pool, wrapper: resolveChatWrapper(this.model), contextSize: Math.min(context.contextSize, contextSize, this.model.trainContextSize), promptCache: this.options.chat.promptCache };
+    return { pool, wrapper: resolveChatWrapper(this.model), contextSize: Math.min(context.contextSize, contextSize, this.model.trainContextSize), promptCache: this.options.chat.promptCache, tokenizer };
   }
 
   private async createEmbedSlot(): Promise<EmbedSlot> {

@@ -202,7 +202,8 @@ export interface InferenceEngine {
   contextFor(model: ModelEntry): number | null;
   /**
    * Tokens the prompt of a chat request takes (the messages and tools as the chat template
-   * renders them), without generating or waiting for a sequence (loads the model).
+   * renders them), without generating or waiting for a sequence (loads the model). A prompt
+   * too long to fit by its characters alone is 400 `context_length_exceeded`, untokenised.
    */
   countChatTokens(model: ModelEntry, input: Pick<ChatGenerationInput, "messages" | "tools" | "toolChoice">): Promise<number>;
   /** Tokens of `text` with the model's own tokenizer (loads the model). */

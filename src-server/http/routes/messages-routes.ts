@@ -57,7 +57,9 @@ export function messagesRoutes(chat: ChatService, costly: RequestHandler, trail:
       return { event: "error", data: anthropicError(toWireError(error).status, wire) };
     });
   });
-  router.post("/v1/messages/count_tokens", doc({ summary: "Count a Messages request's input tokens (Anthropic)", tag: "Inference", body: CountTokensRequestSchema }), requireScope("inference"), async (req, res) => {
+  // Counting is a request against the key's limit like any other (it tokenises, and loads the
+  // model): the usual headers, 429 in Anthropic's shape; no tokens are reserved for it.
+  router.post("/v1/messages/count_tokens", doc({ summary: "Count a Messages request's input tokens (Anthropic)", tag: "Inference", body: CountTokensRequestSchema }), requireScope("inference"), costly, async (req, res) => {
     const body = jsonBody(req, CountTokensRequestSchema);
     const { tokens } = await chat.countPromptTokens(body.model, toCountInput(body));
     res.json({ input_tokens: tokens });
