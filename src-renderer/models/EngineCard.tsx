@@ -1,5 +1,5 @@
-/** The inference engine as /healthz reports it: GPU or CPU, threads, loaded models. */
-import { Cpu, Gauge } from "lucide-react";
+/** The inference engine as /healthz reports it: GPU or CPU, threads, the llama.cpp build, loaded models. */
+import { Binary, Cpu, Gauge } from "lucide-react";
 import type { Health } from "../api/contract.js";
 import { useI18n } from "../i18n/i18n.js";
 import { ErrorNotice } from "../ui/ErrorNotice.js";
@@ -39,6 +39,24 @@ export function EngineCard({ health, error }: { health: Health | undefined; erro
           </p>
         </div>
       </div>
+      {engine.build && (
+        // Last, beside the version: when the facts wrap, it starts the next row instead of
+        // pushing the version there alone.
+        <div className="engine-fact">
+          <Binary aria-hidden="true" size={18} />
+          <div>
+            <p className="engine-label">{t("engine.build")}</p>
+            <p className="engine-value">
+              {engine.build.type === "local" ? t("engine.buildLocal") : t("engine.buildPrebuilt")}
+              {engine.build.variant ? ` · ${t("engine.variant", { variant: engine.build.variant })}` : ""}
+            </p>
+            {/* The server's reason is English (log words): say so for screen readers in Malay. */}
+            <p className="engine-note" lang="en">
+              {engine.build.reason}
+            </p>
+          </div>
+        </div>
+      )}
     </section>
   );
 }

@@ -35,6 +35,12 @@ export interface Health {
     /** The GPU backend in use (`cuda`, `vulkan`, `metal`), false for the CPU, null until llama.cpp starts (with the first model). */
     gpu: string | false | null;
     threads: number;
+    /**
+     * The llama.cpp build that serves (`local`: built and self-tested at install; `prebuilt`:
+     * node-llama-cpp's binaries), the CPU variant ggml picked (null until the first model
+     * loads, or for a build without variants), and why. Absent from servers before 0.1.
+     */
+    build?: { type: "local" | "prebuilt"; variant: string | null; reason: string } | null;
     /** Loaded models by id (no file paths: `/healthz` needs no credential). */
     loadedModels: { id: string; kinds: ("chat" | "embedding" | "rerank")[]; activeLeases: number }[];
   };

@@ -186,7 +186,8 @@ export class LlamaEngine implements InferenceEngine {
       backend: "llama.cpp (node-llama-cpp)",
       gpu: this.llamaInstance ? this.llamaInstance.gpu : null,
       threads: this.llamaInstance ? this.threads(this.llamaInstance) : this.options.threads,
-      build: this.buildInfo,
+      // Before llama.cpp starts: the build it will load, and why.
+      build: this.buildInfo ?? { type: this.plan.expected === "localBuild" ? "local" : "prebuilt", variant: null, reason: this.plan.reason },
       loadedModels: [...this.settled.values()].map((m) => ({ id: m.entry.id, path: m.entry.gguf.path, kinds: m.kinds, activeLeases: m.activeLeases, busy: m.busy, queued: m.queued })),
     };
   }

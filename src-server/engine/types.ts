@@ -157,7 +157,7 @@ export interface EngineStatus {
   threads: number;
   /**
    * The llama.cpp build serving (`local`: built at install; `prebuilt`: node-llama-cpp's), the
-   * CPU backend variant ggml picked for this CPU, and why; null until llama.cpp starts.
+   * CPU backend variant ggml picked for this CPU (null until the first model loads), and why.
    */
   build?: { type: "local" | "prebuilt"; variant: string | null; reason: string } | null;
   /** `busy`: sequences or contexts in use; `queued`: requests waiting for one. */
