@@ -1,6 +1,6 @@
 /** Shared pieces of the benchmarks: processes, SSE streaming client, statistics. */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, readdirSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pino from "pino";
@@ -22,6 +22,15 @@ export function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
   return kb / 1024;
+}
+
+/** The processes `pid` started (Linux), from /proc. */
+export function childPids(pid: number): number[] {
+  const out: number[] = [];
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    out.push(...readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number));
+  }
+  return out;
 }
 
 export interface Spawned {
