@@ -80,8 +80,9 @@ export class LlamaEmbedWorker implements EmbedWorker {
     const batched = options.sequences > 1 && poolingType(model) !== 0;
     const sequences = batched ? options.sequences : 1;
     const context = await model.createEmbeddingContext({
-      // Each sequence gets contextSize / sequences positions (llama.cpp's per-sequence cache).
-      contextSize: options.maxInputTokens * sequences,
+      // Per sequence: node-llama-cpp gives llama.cpp contextSize × sequences cells (passing the
+      // product here made a decoder embedder's KV cache `sequences` times too large).
+      contextSize: options.maxInputTokens,
       // A non-causal encoder needs a whole evaluation in one ubatch. A multiple of the
       // sequences: llama.cpp rounds its worst-case graph up to one and, for an encoder with
       // more sequences than divide the batch (12 of 512), aborts the process on a shape mismatch.

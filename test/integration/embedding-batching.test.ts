@@ -56,6 +56,9 @@ describe("batched embeddings", () => {
     try {
       const worker = await LlamaEmbedWorker.create(model, { maxInputTokens: 512, sequences: 8, batchTokens: 512, threads: 1 });
       try {
+        // llama.cpp gets 512 cells per sequence, not 512 × 8 per sequence (node-llama-cpp multiplies by the sequences).
+        const llamaContext = (worker as unknown as { context: { _llamaContext: { contextSize: number; totalSequences: number } } }).context._llamaContext;
+        assert.equal(llamaContext.contextSize, 512);
         if (process.env.PUSTAKA_LLAMA_BUILD === "prebuilt") {
           // The install skipped the build on purpose: one input per evaluation, still correct.
           assert.equal(llama.buildType, "prebuilt");
