@@ -212,7 +212,7 @@ if (!OPEN) {
   }
   if (RERANKER) {
     const engine = new LlamaEngine({ gpu: "cpu", threads: 2, idleUnloadSeconds: 0, chat: { contextSize: 512, sequences: 1, maxQueued: 1, promptCache: true }, embeddings: { contexts: 1 }, rerank: { contexts: 1 } }, pino({ level: "silent" }));
-    const entry = { id: "reranker", type: "rerank", aliases: [], gguf: await readGgufSummary(RERANKER), catalog: null, origin: "binding" } as ModelEntry;
+    const entry = { id: "reranker", type: "rerank", aliases: [], gguf: await readGgufSummary(RERANKER), remote: null, catalog: null, origin: "binding" } as ModelEntry;
     const signal = new AbortController().signal;
     const cipher = await keyring.cipher(corpusId);
     await engine.rerank(entry, "warm up", ["the model loads"], signal);

@@ -47,7 +47,7 @@ import { requestContext } from "./http/request-context.js";
 import { adminRoutes } from "./http/routes/admin-routes.js";
 import { openApiDocument } from "./http/openapi/openapi-document.js";
 import { doc } from "./http/openapi/route-doc.js";
-import { Metrics } from "./http/metrics.js";
+import type { Metrics } from "./http/metrics.js";
 import { chatRoutes } from "./http/routes/chat-routes.js";
 import { completionsRoutes } from "./http/routes/completions-routes.js";
 import { messagesRoutes } from "./http/routes/messages-routes.js";
@@ -77,8 +77,8 @@ export interface AppDeps {
   rateLimits: RateLimitService;
   audit: AuditService;
   oauth: { accounts: ServiceAccountService; keys: OAuthKeys };
-  /** Documents by indexing status across every corpus (metrics). */
-  documentCounts: () => Record<string, number>;
+  /** Prometheus metrics (the server makes them first: the remote engine reports into them). */
+  metrics: Metrics;
   /** What `GET /v1/admin/security` reports. */
   securityStatus: () => SecurityStatus;
   http: { host: string; allowedHosts: string[]; maxJsonBodyBytes: number };
@@ -94,7 +94,7 @@ export function createApp(deps: AppDeps): Express {
   app.set("etag", false);
   app.set("query parser", "simple");
   app.use(requestContext(deps.logger));
-  const metrics = new Metrics({ engine: () => deps.engine.status(), documents: deps.documentCounts });
+  const metrics = deps.metrics;
   app.use(metrics.middleware());
   app.use(hostGuard(deps.http.host, deps.http.allowedHosts));
   app.get("/healthz", doc({ summary: "Liveness and the engine's state (GPU, threads, loaded models); no key needed", tag: "Discovery", public: true }), (_req, res) => {
@@ -125,7 +125,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(express.json({ limit: deps.http.maxJsonBodyBytes, strict: true, verify: refuseDeepJson }));
   app.use(corporaRoutes({ ...deps.rag, costly: admit, trail, audit: deps.audit }));
   app.use(modelAdminRoutes(deps.pulls));
-  app.use(modelsRoutes(deps.registry, deps.modelDefaults, startedAt, (entry) => deps.engine.contextFor(entry)));
+  app.use(modelsRoutes(deps.registry, deps.modelDefaults, startedAt, deps.engine));
   app.use(chatRoutes(deps.chat, admit, trail));
   app.use(completionsRoutes(deps.chat, admit, trail));
   app.use(messagesRoutes(deps.chat, admit, trail));

@@ -13,6 +13,7 @@ import { downloadModel, type DownloadProgress } from "./models/model-download.js
 import { fetchStarterModels } from "./models/starter-fetch.js";
 import type { CatalogModel } from "./models/catalog.js";
 import { ModelConfigError, ModelRegistry } from "./models/model-registry.js";
+import { parseUpstreamUrl, remoteSpecsOf } from "./models/remote-binding.js";
 import { packageLayout, type PackageLayout } from "./package-layout.js";
 import { openAudit, startServer, type PustakaServer } from "./server.js";
 import type { AuditEvent, AuditService } from "./audit/audit-service.js";
@@ -36,6 +37,8 @@ interface CommonFlags {
   modelsDir?: string;
   catalog?: string;
   model: string[];
+  upstreamKey: string[];
+  upstreamInsecureHttp?: boolean;
 }
 
 interface ServeFlags extends CommonFlags {
@@ -74,13 +77,46 @@ function integer(value: string): number {
 
 /** `--model ID=PATH` values as a bindings map (paths made absolute). */
 export function parseBindings(values: string[]): Record<string, string> {
+  return parseModelFlags(values, []).bindings;
+}
+
+type RemoteInput = NonNullable<NonNullable<ConfigInput["models"]>["remote"]>;
+
+/**
+ * `--model` values: `ID=PATH` binds a local GGUF file; `ID=http(s)://host:port/v1#upstream-model`
+ * adds a replica of a remote model (the same ID again adds another). `--upstream-key ID=VAR`
+ * names the environment variable holding the API key of ID's upstreams.
+ */
+export function parseModelFlags(values: string[], keys: string[]): { bindings: Record<string, string>; remote: RemoteInput } {
   const bindings: Record<string, string> = {};
+  const remote: Record<string, { upstreams: { url: string; model: string; apiKeyEnv?: string }[] }> = {};
   for (const value of values) {
     const eq = value.indexOf("=");
-    if (eq <= 0 || eq === value.length - 1) throw new ConfigError(`--model expects ID=PATH, got '${value}'`);
-    bindings[value.slice(0, eq)] = path.resolve(value.slice(eq + 1));
+    if (eq <= 0 || eq === value.length - 1) throw new ConfigError(`--model expects ID=PATH or ID=http(s)://host:port/v1#upstream-model, got '${value}'`);
+    const id = value.slice(0, eq);
+    const target = value.slice(eq + 1);
+    if (/^https?:\/\//i.test(target)) {
+      let parsed;
+      try {
+        parsed = parseUpstreamUrl(target, id);
+      } catch (error) {
+        throw new ConfigError(`--model ${id}: ${(error as Error).message}`);
+      }
+      (remote[id] ??= { upstreams: [] }).upstreams.push({ url: parsed.baseUrl, model: parsed.model });
+    } else if (/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) {
+      throw new ConfigError(`--model ${id}: an upstream is reached over http or https (got '${target}')`);
+    } else bindings[id] = path.resolve(target);
   }
-  return bindings;
+  for (const value of keys) {
+    const eq = value.indexOf("=");
+    const id = value.slice(0, eq);
+    const variable = value.slice(eq + 1);
+    if (eq <= 0 || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(variable)) throw new ConfigError(`--upstream-key expects ID=ENV_VAR (the name of the environment variable holding the key, never the key), got '${value}'`);
+    const model = remote[id];
+    if (!model) throw new ConfigError(`--upstream-key ${id}: no --model ${id}=http(s)://… is given (in a config file, set apiKeyEnv on the upstream)`);
+    for (const upstream of model.upstreams) upstream.apiKeyEnv = variable;
+  }
+  return { bindings, remote };
 }
 
 function configFrom(flags: Partial<ServeFlags>): Config {
@@ -96,7 +132,8 @@ function configFrom(flags: Partial<ServeFlags>): Config {
     insecureHttp: flags.insecureHttp,
     engine: { threads: flags.threads, gpu: flags.gpu, idleUnloadSeconds: flags.idleUnload, build: flags.llamaBuild },
     chat: { contextSize: flags.contextSize, sequences: flags.parallel },
-    models: { bindings: parseBindings(flags.model ?? []) },
+    models: parseModelFlags(flags.model ?? [], flags.upstreamKey ?? []),
+    upstreams: { insecureHttp: flags.upstreamInsecureHttp },
   };
   return loadConfig({ defaults: { catalogPath: layout().catalogPath }, file: flags.config, overrides });
 }
@@ -107,7 +144,9 @@ function withCommonOptions(command: Command): Command {
     .option("--data-dir <dir>", "where the database lives (default: the platform's app-data folder, or PUSTAKA_DATA_DIR)")
     .option("--models-dir <dir>", "folder scanned for .gguf models (default: <data-dir>/models)")
     .option("--catalog <file>", "model catalog to use instead of the bundled one")
-    .option("--model <id=path>", "bind a model id, alias (svc-merlion-13b, svc-embed-1024) or new id to a GGUF file; repeatable", collect, []);
+    .option("--model <id=path|url>", "bind a model id, alias (svc-merlion-13b, svc-embed-1024) or new id to a GGUF file, or to an upstream server as ID=http(s)://host:port/v1#upstream-model (repeat the ID for replicas); repeatable", collect, [])
+    .option("--upstream-key <id=VAR>", "the environment variable holding the API key of ID's upstream servers; repeatable", collect, [])
+    .option("--upstream-insecure-http", "allow remote models on plain HTTP beyond this machine (otherwise https is required there)");
 }
 
 async function serve(flags: ServeFlags): Promise<void> {
@@ -245,9 +284,14 @@ async function listModels(flags: CommonFlags): Promise<void> {
     modelsDir: config.modelsDir,
     catalog: loadCatalog(config.catalogPath),
     bindings: config.models.bindings,
+    remote: remoteSpecsOf(config.models.remote),
     onWarning: (m) => process.stderr.write(`warning: ${m}\n`),
   });
-  const rows = registry.entries.map((e) => [e.id, e.type, e.gguf.architecture, formatParameterCount(e.gguf.parameters), e.gguf.quantization ?? "?", e.aliases.join(","), e.gguf.path]);
+  const rows = registry.entries.map((e) =>
+    e.gguf
+      ? [e.id, e.type, e.gguf.architecture, formatParameterCount(e.gguf.parameters), e.gguf.quantization ?? "?", e.aliases.join(","), e.gguf.path]
+      : [e.id, e.type, "remote", "?", "?", e.aliases.join(","), (e.remote?.upstreams ?? []).map((u) => `${u.baseUrl}#${u.model}`).join(" ")],
+  );
   const installed = new Set(registry.entries.map((e) => e.catalog?.id));
   for (const m of registry.catalog.models) if (!installed.has(m.id)) rows.push([m.id, m.type, m.architecture, m.parameters, m.quantization, "", "(not downloaded)"]);
   const header = ["ID", "TYPE", "ARCH", "PARAMS", "QUANT", "ALIASES", "FILE"];

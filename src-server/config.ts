@@ -7,9 +7,35 @@ import { readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
+import { isLoopbackHost } from "./domain/loopback.js";
 import { GATE_FEATURES } from "./rag/answer/relevance-gate.js";
 
+export { isLoopbackHost };
+
 const positiveInt = z.number().int().positive();
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name");
+
+/** One replica of a remote model: an OpenAI-compatible server. */
+const UpstreamSchema = z
+  .object({
+    /** Base URL of its OpenAI-compatible API, e.g. `http://gpu1:8080/v1` (no credentials in it). */
+    url: z.url({ protocol: /^https?$/ }),
+    /** The model name the upstream serves; default: the model's id. */
+    model: z.string().min(1).max(256).optional(),
+    /** Name shown in logs, metrics and audit entries; default `r1`, `r2`, … in order. */
+    name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/).optional(),
+    /** Environment variable holding its API key (sent as a bearer token). The key itself is never a config value. */
+    apiKeyEnv: envName.optional(),
+    /** Client-certificate TLS: PEM files (a private CA to trust; the certificate and key Pustaka presents). */
+    tls: z.object({ caFile: z.string().min(1).optional(), certFile: z.string().min(1).optional(), keyFile: z.string().min(1).optional() }).strict().optional(),
+    /**
+     * Set by `loadConfig` from `apiKeyEnv` (embedders may pass their own): returns the key when a
+     * request is made, so the key is no field of the configuration.
+     */
+    readApiKey: z.custom<() => string | undefined>((v) => typeof v === "function", "is set from apiKeyEnv, never given").optional(),
+  })
+  .strict()
+  .refine((u) => (u.tls?.certFile === undefined) === (u.tls?.keyFile === undefined), { message: "give both tls.certFile and tls.keyFile, or neither", path: ["tls"] });
 
 export const ConfigSchema = z
   .object({
@@ -191,6 +217,38 @@ export const ConfigSchema = z
         hybridKeywordTrust: z.enum(["auto", "squared", "linear", "language", "fixed"]).default("auto"),
       })
       .prefault({}),
+    /** How remote models' upstream servers are reached (see `models.remote`). */
+    upstreams: z
+      .object({
+        /**
+         * Where the admin API may point a remote model: host names, `host:port`, `*.domain`, or URL
+         * prefixes. Loopback is always allowed; models in the config file or on the command line
+         * are the administrator's own choice and need no entry.
+         */
+        allowed: z.array(z.string().min(1)).default([]),
+        /** Reach upstreams beyond this machine in plain HTTP (prompts and keys cross the network unencrypted). */
+        insecureHttp: z.boolean().default(false),
+        /** Requests in flight on one replica; more wait in the queue. */
+        maxInFlight: positiveInt.max(4096).default(16),
+        /** Requests waiting for a replica of one model; beyond that: 503 `upstream_unavailable`. */
+        maxQueued: z.number().int().min(0).default(256),
+        /** Longest wait for a replica, in seconds. */
+        queueTimeoutSeconds: z.number().positive().max(3600).default(30),
+        /** Time to connect (TCP and TLS), in seconds. */
+        connectTimeoutSeconds: z.number().positive().max(300).default(5),
+        /** Time from the request to the upstream's first byte (it streams, so: the first token), in seconds. */
+        firstByteTimeoutSeconds: z.number().positive().max(3600).default(120),
+        /** Longest silence inside an upstream's answer, in seconds. */
+        idleTimeoutSeconds: z.number().positive().max(3600).default(60),
+        /** Interval of the active health check (`GET /v1/models`), in seconds; 0 = passive ejection only. */
+        healthIntervalSeconds: z.number().min(0).max(3600).default(10),
+        /** Tokens per request assumed for a chat model whose upstream does not say. */
+        defaultContextTokens: positiveInt.default(8192),
+        /** Inputs per upstream embeddings request (larger requests are split and spread over the replicas). */
+        embedBatch: positiveInt.max(2048).default(64),
+      })
+      .strict()
+      .prefault({}),
     rateLimits: z
       .object({
         /** Named tiers: requests and tokens a minute (0 = unlimited). `default` is the spec's; `unlimited` is built in. */
@@ -252,6 +310,27 @@ export const ConfigSchema = z
       .object({
         /** id → GGUF path: binds catalog ids, aliases (`svc-merlion-13b`) or new ids to local files. */
         bindings: z.record(z.string().min(1), z.string().min(1)).default({}),
+        /**
+         * id → upstream servers: models served by a team's inference servers (llama-server,
+         * vLLM, Ollama, another Pustaka) instead of a local file. Ids may be aliases
+         * (`svc-merlion-13b`); several upstreams are replicas of one model.
+         */
+        remote: z
+          .record(
+            z.string().min(1),
+            z
+              .object({
+                /** Default: the alias's type for an alias, else `chat`. */
+                type: z.enum(["chat", "embedding", "rerank"]).optional(),
+                upstreams: z.array(UpstreamSchema).min(1).max(64),
+                /** Tokens one request may use (prompt and completion); default: what the upstream says, else `upstreams.defaultContextTokens`. */
+                contextLength: positiveInt.optional(),
+                /** Embedding width; default: what the upstream answers. */
+                dimensions: positiveInt.optional(),
+              })
+              .strict(),
+          )
+          .default({}),
         defaultChat: z.string().default("svc-merlion-13b"),
         defaultEmbedding: z.string().default("svc-embed-1024"),
         /**
@@ -276,7 +355,21 @@ export const ConfigSchema = z
     const { certFile, keyFile } = config.tls;
     if ((certFile === undefined) !== (keyFile === undefined)) {
       ctx.addIssue({ code: "custom", path: ["tls"], message: "give both the certificate and the key file (--tls-cert and --tls-key), or neither" });
-    } else if (certFile === undefined && !config.insecureHttp && !isLoopbackHost(config.host)) {
+    }
+    for (const [id, model] of Object.entries(config.models.remote)) {
+      for (const [i, upstream] of model.upstreams.entries()) {
+        const url = new URL(upstream.url);
+        if (url.username || url.password) ctx.addIssue({ code: "custom", path: ["models", "remote", id, "upstreams", i, "url"], message: "no credentials in the URL: name the environment variable holding the key in apiKeyEnv (--upstream-key ID=VAR)" });
+        if (url.protocol === "http:" && !isLoopbackHost(url.hostname) && !config.upstreams.insecureHttp) {
+          ctx.addIssue({
+            code: "custom",
+            path: ["models", "remote", id, "upstreams", i, "url"],
+            message: `${url.origin} is beyond this machine in plain HTTP: prompts, documents and the upstream's key would cross the network unencrypted. Use https, or pass --upstream-insecure-http (upstreams.insecureHttp) to allow it`,
+          });
+        }
+      }
+    }
+    if (certFile === undefined && keyFile === undefined && !config.insecureHttp && !isLoopbackHost(config.host)) {
       ctx.addIssue({
         code: "custom",
         path: ["host"],
@@ -286,14 +379,6 @@ export const ConfigSchema = z
       });
     }
   });
-
-/** True for addresses and names that only reach this machine (127.0.0.0/8, ::1, localhost). */
-export function isLoopbackHost(host: string): boolean {
-  const name = host.trim().toLowerCase().replace(/^\[(.*)\]$/, "$1");
-  if (name === "localhost" || name.endsWith(".localhost") || name === "::1" || name === "0:0:0:0:0:0:0:1") return true;
-  const v4 = name.startsWith("::ffff:") ? name.slice(7) : name;
-  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
-}
 
 export type Config = z.infer<typeof ConfigSchema>;
 type DeepPartial<T> = T extends readonly unknown[] ? T : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> | undefined } : T;
@@ -385,6 +470,17 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   config.modelsDir = path.resolve(config.modelsDir);
   config.catalogPath = path.resolve(config.catalogPath);
   for (const [id, file] of Object.entries(config.models.bindings)) config.models.bindings[id] = path.resolve(file);
+  for (const model of Object.values(config.models.remote)) {
+    for (const upstream of model.upstreams) {
+      if (upstream.tls) for (const key of ["caFile", "certFile", "keyFile"] as const) if (upstream.tls[key]) upstream.tls[key] = path.resolve(upstream.tls[key]);
+      if (upstream.apiKeyEnv && !upstream.readApiKey) {
+        // Captured now, as every environment read is here; the key stays out of the configuration object.
+        const key = env[upstream.apiKeyEnv];
+        if (!key) throw new ConfigError(`the upstream ${upstream.url} needs an API key from the environment variable ${upstream.apiKeyEnv}, which is not set`);
+        upstream.readApiKey = () => key;
+      }
+    }
+  }
   if (config.tls.certFile) config.tls.certFile = path.resolve(config.tls.certFile);
   if (config.tls.keyFile) config.tls.keyFile = path.resolve(config.tls.keyFile);
   const hsm = config.security.pkcs11;

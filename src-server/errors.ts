@@ -15,7 +15,11 @@ export type ErrorKind =
   | "conflict"
   | "rate_limit"
   | "unavailable"
-  | "server";
+  | "server"
+  /** An upstream inference server (a remote model's replica) failed or answered nonsense. */
+  | "bad_gateway"
+  /** An upstream inference server did not answer in time. */
+  | "gateway_timeout";
 
 /**
  * Where in the caller's input a problem lies, in the service's own terms. Layers below
@@ -88,6 +92,16 @@ export function conflict(message: string, code: string): ServiceError {
 /** 503: a resource (a model slot, a queue) is temporarily exhausted. */
 export function unavailable(message: string, code: string, retryAfterSeconds?: number): ServiceError {
   return new ServiceError("unavailable", message, { code, retryAfterSeconds });
+}
+
+/** 502 `upstream_error`: a remote model's server failed, refused Pustaka, or answered something unreadable. */
+export function upstreamError(message: string, cause?: unknown): ServiceError {
+  return new ServiceError("bad_gateway", message, { code: "upstream_error", cause });
+}
+
+/** 504 `upstream_timeout`: a remote model's server did not answer (or went silent) in time. */
+export function upstreamTimeout(message: string, cause?: unknown): ServiceError {
+  return new ServiceError("gateway_timeout", message, { code: "upstream_timeout", cause });
 }
 
 /** `value` as an Error (abort reasons and rejections can be anything). */

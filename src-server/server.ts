@@ -28,6 +28,10 @@ import { AuditStore } from "./store/audit-store.js";
 import { ConfigError, isLoopbackHost, type Config } from "./config.js";
 import { createHttpListener } from "./http/http-listener.js";
 import { LlamaEngine } from "./engine/llama-engine.js";
+import { EngineRouter } from "./engine/engine-router.js";
+import { RemoteEngine } from "./engine/remote/remote-engine.js";
+import { Metrics } from "./http/metrics.js";
+import { remoteSpecsOf } from "./models/remote-binding.js";
 import type { InferenceEngine } from "./engine/types.js";
 import { ChatService } from "./inference/chat-service.js";
 import { EmbeddingsService } from "./inference/embeddings-service.js";
@@ -173,14 +177,32 @@ export async function createServer(config: Config, options: ServerOptions): Prom
       modelsDir: config.modelsDir,
       catalog: loadCatalog(config.catalogPath),
       bindings: config.models.bindings,
+      remote: remoteSpecsOf(config.models.remote),
       onWarning: (message) => logger.warn(message),
       ggufWorkerModule: options.workers?.ggufReader,
     });
-    const engine = new LlamaEngine(
+    const local = new LlamaEngine(
       { gpu: config.engine.gpu, threads: config.engine.threads, idleUnloadSeconds: config.engine.idleUnloadSeconds, build: config.engine.build, onActivity: options.onEngineActivity, chat: config.chat, embeddings: config.embeddings, rerank: { contexts: config.rerank.contexts } },
       logger,
     );
+    const up = config.upstreams;
+    const remote = new RemoteEngine(
+      {
+        timeouts: { connectMs: up.connectTimeoutSeconds * 1000, firstByteMs: up.firstByteTimeoutSeconds * 1000, idleMs: up.idleTimeoutSeconds * 1000 },
+        maxInFlight: up.maxInFlight,
+        maxQueued: up.maxQueued,
+        queueTimeoutMs: up.queueTimeoutSeconds * 1000,
+        healthIntervalMs: up.healthIntervalSeconds * 1000,
+        defaultContextTokens: up.defaultContextTokens,
+        embedBatch: up.embedBatch,
+        onRequest: (event) => metrics.observeUpstream(event),
+      },
+      logger,
+    );
+    const engine = new EngineRouter(local, remote);
     resources.add(() => engine.close());
+    for (const entry of registry.entries) if (entry.remote) remote.add(entry);
+    const metrics = new Metrics({ engine: () => engine.status(), upstreams: () => registry.entries.flatMap((entry) => (entry.remote ? (engine.upstreams(entry) ?? []).map((u) => ({ model: entry.id, ...u })) : [])), documents: () => rag.documentCounts() });
     const keyProvider: KeyProvider = await openKeyProvider(config.security, { dataDir: config.dataDir, onWarning: (message) => logger.warn(message) });
     resources.add(() => keyProvider.close());
     const rag = composeRag(config, db, registry, engine, keyProvider, logger, options.workers?.documentParser, clock, audit);
@@ -266,7 +288,7 @@ export async function createServer(config: Config, options: ServerOptions): Prom
       audit,
       oauth: { accounts: serviceAccounts, keys: oauthKeys },
       securityStatus,
-      documentCounts: rag.documentCounts,
+      metrics,
       rag: { ...rag.services, upload: { maxFiles: config.rag.maxFilesPerUpload, maxFileBytes: config.rag.maxFileBytes } },
       http: { host: config.host, allowedHosts: config.allowedHosts, maxJsonBodyBytes: config.limits.maxJsonBodyBytes },
       version: options.version,
@@ -380,7 +402,7 @@ function readTlsFile(file: string, what: "certificate" | "key"): Buffer {
 }
 
 /** The grounded-answer half: stores, keys, indexes, services and the indexing worker. */
-function composeRag(config: Config, db: Database, registry: ModelRegistry, engine: LlamaEngine, keyProvider: KeyProvider, logger: Logger, parserModule: string | undefined, clock: Clock, audit: AuditService) {
+function composeRag(config: Config, db: Database, registry: ModelRegistry, engine: InferenceEngine, keyProvider: KeyProvider, logger: Logger, parserModule: string | undefined, clock: Clock, audit: AuditService) {
   const corpusStore = new CorpusStore(db);
   const documentStore = new DocumentStore(db);
   const chunkStore = new ChunkStore(db);
@@ -420,7 +442,9 @@ function composeRag(config: Config, db: Database, registry: ModelRegistry, engin
       logger.info({ tombstones: result.tombstones.map((t) => t.id), keysDestroyed: result.keysDestroyed }, "purged expired tombstones");
     },
   });
-  const corpora = new CorpusService({ corpora: corpusStore, keyring, tombstones, indexes, events, registry, defaultEmbeddingModel: config.models.defaultEmbedding, promptsFor: (model) => embeddingPromptsFor(model, config.models.embeddingPrompts) });
+  const corpora = new CorpusService({ corpora: corpusStore, keyring, tombstones, indexes, events, registry, defaultEmbeddingModel: config.models.defaultEmbedding, promptsFor: (model) => embeddingPromptsFor(model, config.models.embeddingPrompts),
+    measureDimensions: async (model) => (await engine.embed(model, ["dimension probe"], AbortSignal.timeout(config.upstreams.firstByteTimeoutSeconds * 1000))).vectors[0]?.length ?? null,
+  });
   const indexer = new Indexer(
     { corpora: corpusStore, documents: documentStore, chunks: chunkStore, blobs, keyring, indexes, events, registry, engine, logger },
     {

@@ -42,7 +42,8 @@ export function ModelTable({ models, health }: { models: Model[]; health: Health
           </thead>
           <tbody>
             {groupModels(models).map(({ model: m, aliases, isDefault }) => {
-              const isLoaded = loaded.has(m.root) || loaded.has(m.backing.file);
+              const backing = m.backing;
+              const isLoaded = loaded.has(m.root) || (backing.kind === "local" && loaded.has(backing.file));
               return (
                 <tr key={m.root}>
                   <td>
@@ -54,23 +55,51 @@ export function ModelTable({ models, health }: { models: Model[]; health: Health
                   </td>
                   <td>{t(`models.type.${m.type}`)}</td>
                   <td>
-                    <p className="model-facts">
-                      {m.backing.architecture} · {m.backing.parameters}
-                      {m.backing.quantization && ` · ${m.backing.quantization}`} · {formatBytes(m.backing.bytes)}
-                      {m.type === "embedding" && m.dimensions ? ` · ${t("models.dimensions", { n: m.dimensions })}` : ""}
-                    </p>
-                    <p className="model-file mono" title={m.backing.file}>
-                      <span className="model-file-name">{baseName(m.backing.file)}</span>
-                      <span className="model-file-dir">{dirName(m.backing.file)}</span>
-                      {bridge && (
-                        <button type="button" className="icon-btn" aria-label={t("models.reveal")} onClick={() => void bridge.revealInFolder(m.backing.file)}>
-                          <FolderOpen aria-hidden="true" size={14} />
-                        </button>
-                      )}
-                    </p>
+                    {backing.kind === "local" ? (
+                      <>
+                        <p className="model-facts">
+                          {backing.architecture} · {backing.parameters}
+                          {backing.quantization && ` · ${backing.quantization}`} · {formatBytes(backing.bytes)}
+                          {m.type === "embedding" && m.dimensions ? ` · ${t("models.dimensions", { n: m.dimensions })}` : ""}
+                        </p>
+                        <p className="model-file mono" title={backing.file}>
+                          <span className="model-file-name">{baseName(backing.file)}</span>
+                          <span className="model-file-dir">{dirName(backing.file)}</span>
+                          {bridge && (
+                            <button type="button" className="icon-btn" aria-label={t("models.reveal")} onClick={() => void bridge.revealInFolder(backing.file)}>
+                              <FolderOpen aria-hidden="true" size={14} />
+                            </button>
+                          )}
+                        </p>
+                      </>
+                    ) : (
+                      <>
+                        <p className="model-facts">
+                          {t("models.remote", { n: backing.upstreams.length })}
+                          {m.type === "embedding" && m.dimensions ? ` · ${t("models.dimensions", { n: m.dimensions })}` : ""}
+                        </p>
+                        <ul className="model-upstreams">
+                          {backing.upstreams.map((u) => (
+                            <li key={u.id} className="mono" title={u.last_error ?? undefined}>
+                              <StatusBadge tone={u.health === "healthy" ? "success" : u.health === "unknown" ? "neutral" : "danger"}>{t(`models.upstream.${u.health}`)}</StatusBadge> {u.url ?? u.id} · {u.model}
+                            </li>
+                          ))}
+                        </ul>
+                      </>
+                    )}
                   </td>
                   <td className="num">{m.context_length ? number(m.context_length) : "—"}</td>
-                  <td>{isLoaded ? <StatusBadge tone="success">{t("models.loaded")}</StatusBadge> : <StatusBadge tone="neutral">{t("models.notLoaded")}</StatusBadge>}</td>
+                  <td>
+                    {backing.kind === "remote" ? (
+                      <StatusBadge tone={backing.upstreams.some((u) => u.health === "healthy") ? "success" : backing.upstreams.every((u) => u.health === "unknown") ? "neutral" : "danger"}>
+                        {t("models.replicasHealthy", { n: backing.upstreams.filter((u) => u.health === "healthy").length, of: backing.upstreams.length })}
+                      </StatusBadge>
+                    ) : isLoaded ? (
+                      <StatusBadge tone="success">{t("models.loaded")}</StatusBadge>
+                    ) : (
+                      <StatusBadge tone="neutral">{t("models.notLoaded")}</StatusBadge>
+                    )}
+                  </td>
                 </tr>
               );
             })}

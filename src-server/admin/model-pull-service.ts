@@ -14,7 +14,7 @@ import { newId, nowSeconds } from "../ids.js";
 import type { CatalogModel } from "../models/catalog.js";
 import type { FetchOptions, FetchProgress, PipSettings } from "../models/model-fetcher.js";
 import type { ModelType } from "../models/gguf-summary.js";
-import { ModelConfigError, ModelFileError, ModelTypeMismatchError, type ModelEntry, type ModelRegistry } from "../models/model-registry.js";
+import { asLocal, ModelConfigError, ModelFileError, ModelTypeMismatchError, type LocalModelEntry, type ModelEntry, type ModelRegistry } from "../models/model-registry.js";
 import { validateGgufModel } from "../models/validate-gguf-file.js";
 import type { ModelFileStore } from "../store/model-file-store.js";
 import type { AdminService } from "./admin-service.js";
@@ -157,7 +157,7 @@ export class ModelPullService {
    * tells nothing about the machine's files. `type`, when given, must be what the file
    * can do (400 `model_type_mismatch`, e.g. `rerank` for a file without a classification head).
    */
-  async registerFile(principal: Principal, file: string, id?: string, type?: ModelType): Promise<ModelEntry> {
+  async registerFile(principal: Principal, file: string, id?: string, type?: ModelType): Promise<LocalModelEntry> {
     this.deps.admin.require(principal, "workspaces.manage");
     if (!path.isAbsolute(file)) throw invalidRequest("give the file's absolute path on the machine running Pustaka", "invalid_path", "path");
     if (path.extname(file).toLowerCase() !== ".gguf") throw invalidRequest("the file must be a GGUF model (.gguf)", "unsupported_model_file", "path");
@@ -181,8 +181,9 @@ export class ModelPullService {
       if (error instanceof ModelConfigError) throw invalidRequest(error.message, /already in use/.test(error.message) ? "model_id_taken" : "invalid_parameter", "id");
       throw error;
     }
-    this.deps.files.insert({ id: entry.id, path: entry.gguf.path, createdAt: nowSeconds() });
-    return entry;
+    const local = asLocal(entry);
+    this.deps.files.insert({ id: local.id, path: local.gguf.path, createdAt: nowSeconds() });
+    return local;
   }
 
   /** Cancels every pull and waits for them to stop. */

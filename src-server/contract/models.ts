@@ -23,16 +23,43 @@ export interface Model {
   license: string | null;
   /** True for the model used when a request names none (per type). */
   is_default: boolean;
-  backing: {
-    file: string;
-    bytes: number;
-    name: string | null;
-    architecture: string;
-    parameters: string;
-    quantization: string | null;
-    origin: "binding" | "catalog" | "scan";
-    sha256: string | null;
-  };
+  /** Where the model runs: a GGUF file on this machine, or upstream servers (a remote model). */
+  backing: LocalBacking | RemoteBacking;
+}
+
+export interface LocalBacking {
+  kind: "local";
+  /** The absolute path for administrators (`workspaces.manage`); the file's name for everyone else. */
+  file: string;
+  bytes: number;
+  name: string | null;
+  architecture: string;
+  parameters: string;
+  quantization: string | null;
+  origin: "binding" | "catalog" | "scan";
+  sha256: string | null;
+}
+
+/** A replica's state as Pustaka's router sees it. */
+export type UpstreamHealth = "healthy" | "ejected" | "down" | "unknown";
+
+export interface RemoteBacking {
+  kind: "remote";
+  architecture: "remote";
+  upstreams: RemoteUpstream[];
+}
+
+export interface RemoteUpstream {
+  /** `r1`, `r2`, … (or the configured name). */
+  id: string;
+  /** Base URL of the upstream API: administrators (`workspaces.manage`) only, null for everyone else. */
+  url: string | null;
+  /** The model name the upstream serves. */
+  model: string;
+  health: UpstreamHealth;
+  in_flight: number;
+  /** Why it is ejected or down (administrators only). */
+  last_error: string | null;
 }
 
 export interface ModelList {

@@ -7,7 +7,7 @@ import type { Logger } from "pino";
 import path from "node:path";
 import { ServiceError, unavailable } from "../errors.js";
 import { validateGgufModel } from "../models/validate-gguf-file.js";
-import type { ModelEntry } from "../models/model-registry.js";
+import { asLocal, type LocalModelEntry, type ModelEntry } from "../models/model-registry.js";
 import { countChatRequestTokens, startChatRun } from "./chat-run.js";
 import { startCompletionRun } from "./completion-run.js";
 import { scoreChoicesOn } from "./choice-scores.js";
@@ -146,7 +146,7 @@ export class LlamaEngine implements InferenceEngine {
   }
 
   contextFor(entry: ModelEntry): number | null {
-    const trained = entry.gguf.contextLength;
+    const trained = asLocal(entry).gguf.contextLength;
     if (trained === null) return entry.type === "chat" ? this.options.chat.contextSize : null;
     return Math.min(trained, entry.type === "chat" ? this.options.chat.contextSize : MAX_ENCODER_CONTEXT);
   }
@@ -181,6 +181,10 @@ export class LlamaEngine implements InferenceEngine {
     };
   }
 
+  upstreams(): null {
+    return null;
+  }
+
   status(): EngineStatus {
     return {
       backend: "llama.cpp (node-llama-cpp)",
@@ -193,8 +197,9 @@ export class LlamaEngine implements InferenceEngine {
   }
 
   /** Loads (once) and pins a model until `release` is called. */
-  private async acquire(entry: ModelEntry, op: string): Promise<{ loaded: LoadedModel; release: () => void }> {
+  private async acquire(model: ModelEntry, op: string): Promise<{ loaded: LoadedModel; release: () => void }> {
     if (this.closed) throw unavailable("the server is shutting down", "server_shutting_down");
+    const entry = asLocal(model);
     const untrack = this.track(entry, this.loaded.has(entry.gguf.path) ? op : `load + ${op}`);
     try {
       return await this.acquireTracked(entry, untrack);
@@ -219,7 +224,7 @@ export class LlamaEngine implements InferenceEngine {
     };
   }
 
-  private async acquireTracked(entry: ModelEntry, untrack: () => void): Promise<{ loaded: LoadedModel; release: () => void }> {
+  private async acquireTracked(entry: LocalModelEntry, untrack: () => void): Promise<{ loaded: LoadedModel; release: () => void }> {
     const key = entry.gguf.path;
     let loaded: LoadedModel;
     // Loop: an idle unload may dispose the model between our lookup and our pin.
@@ -249,7 +254,7 @@ export class LlamaEngine implements InferenceEngine {
     };
   }
 
-  private async load(entry: ModelEntry): Promise<LoadedModel> {
+  private async load(entry: LocalModelEntry): Promise<LoadedModel> {
     const llama = await this.llama();
     const started = Date.now();
     let model;

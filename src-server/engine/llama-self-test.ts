@@ -50,7 +50,7 @@ export async function runLlamaSelfTest(modelPath: string, build: LlamaBuildChoic
   );
   try {
     const gguf = await readGgufSummary(modelPath);
-    const entry: ModelEntry = { id: "self-test", type: "chat", aliases: [], gguf, catalog: null, origin: "binding" };
+    const entry: ModelEntry = { id: "self-test", type: "chat", aliases: [], gguf, remote: null, catalog: null, origin: "binding" };
     const complete = async () => {
       const run = await engine.startCompletion(entry, { prompt: SELF_TEST_PROMPT, maxTokens: TOKENS, stop: [], sampling: { temperature: 0 }, promptCache: false }, AbortSignal.timeout(60_000));
       let text = "";

@@ -5,7 +5,7 @@
  */
 import { resolveChatWrapper, type Llama, type LlamaContextSequence, type LlamaModel, type LlamaRankingContext } from "node-llama-cpp";
 import { invalidRequest } from "../errors.js";
-import type { ModelEntry } from "../models/model-registry.js";
+import type { LocalModelEntry } from "../models/model-registry.js";
 import type { ChatSlot } from "./chat-run.js";
 import { createBatchGather, DEFAULT_BATCH_GATHER } from "./batch-gather.js";
 import { EmbedBatcher } from "./embed-batcher.js";
@@ -61,7 +61,7 @@ export class LoadedModel {
   private readonly pools: { size: number; available: number; queued: number }[] = [];
 
   constructor(
-    readonly entry: ModelEntry,
+    readonly entry: LocalModelEntry,
     readonly llama: Llama,
     readonly model: LlamaModel,
     private readonly options: LoadedModelOptions,

@@ -1,8 +1,8 @@
 /**
  * The engine boundary: what the inference services ask of a model runtime, in the
- * service's own terms. `llama-engine.ts` implements it on node-llama-cpp; a remote
- * engine (another machine, another runtime) can implement it without the services
- * changing.
+ * service's own terms. `llama-engine.ts` implements it on node-llama-cpp,
+ * `remote/remote-engine.ts` on upstream OpenAI-compatible servers, and `engine-router.ts`
+ * sends each model to the one that serves it: the services never know which.
  */
 import type { ModelEntry } from "../models/model-registry.js";
 
@@ -86,6 +86,12 @@ export type ChatEvent =
       cachedTokens: number;
       /** The stop sequence that ended the generation, when one did. */
       stopSequence?: string | undefined;
+      /**
+       * The prompt's tokens as the model counted them, when that differs from what the run
+       * was admitted with (a remote model's upstream reports them at the end; admission used
+       * an estimate). Usage and rate limits settle to it.
+       */
+      promptTokens?: number | undefined;
     };
 
 /** A generation that has been admitted (model loaded, prompt fits, sequence held). */
@@ -95,6 +101,13 @@ export interface ChatRun {
   contextSize: number;
   /** Text deltas, then exactly one `end`. Breaking out of the loop cancels generation. */
   events: AsyncGenerator<ChatEvent, void, undefined>;
+  /**
+   * Starts the generation and resolves once its first event is ready, so that a failure to
+   * start (a remote model's upstream refusing or unreachable) is an HTTP error rather than an
+   * event inside a stream already begun. Called after admission (rate limits reserve first);
+   * absent when the run started already (local models).
+   */
+  ready?: () => Promise<void>;
 }
 
 /** A text completion that has been admitted. */
@@ -164,6 +177,19 @@ export interface EngineStatus {
   loadedModels: { id: string; path: string; kinds: ModelKind[]; activeLeases: number; busy: number; queued: number }[];
 }
 
+/** One replica of a remote model as the router sees it. */
+export interface UpstreamStatus {
+  id: string;
+  /** `unknown` until the first health check or request. */
+  state: "healthy" | "ejected" | "down" | "unknown";
+  inFlight: number;
+  /** Requests waiting for a replica of this model. */
+  queued: number;
+  lastError: string | null;
+  requests: number;
+  failures: number;
+}
+
 export interface InferenceEngine {
   /**
    * Admits a chat generation: loads the model if needed, renders and counts the
@@ -210,6 +236,8 @@ export interface InferenceEngine {
   countTokens(model: ModelEntry, text: string): Promise<number>;
   /** The model's tokenizer for many synchronous counts (chunking); the model stays loaded until `release`. */
   acquireTokenizer(model: ModelEntry): Promise<TokenizerLease>;
+  /** A remote model's replicas and their health; null for a local model. */
+  upstreams(model: ModelEntry): UpstreamStatus[] | null;
   status(): EngineStatus;
   close(): Promise<void>;
 }

@@ -51,6 +51,9 @@ export function audited(audit: AuditService, type: AuditEventType, options: Audi
       if (options.digest) data[`${options.digest.name}_sha256`] = inputDigest(bodyPart(req, options.digest.of));
       Object.assign(data, trail.data, { status: res.statusCode, latency_ms: Math.round(performance.now() - started) });
       if (res.locals.errorCode) data.error = res.locals.errorCode;
+      // Remote models: which upstream replicas served it.
+      const upstreams = res.locals.scope?.upstreams;
+      if (upstreams && upstreams.length > 0) data.upstreams = [...upstreams];
       if (!res.writableFinished) data.client_gone = true;
       const failed = res.statusCode >= 400 || data.error !== undefined;
       // A request refused by the rate limiter is recorded as that, naming what it asked for.

@@ -19,6 +19,8 @@ const STATUS: Record<ErrorKind, { status: number; type: string }> = {
   rate_limit: { status: 429, type: "rate_limit_error" },
   unavailable: { status: 503, type: "service_unavailable_error" },
   server: { status: 500, type: "server_error" },
+  bad_gateway: { status: 502, type: "upstream_error" },
+  gateway_timeout: { status: 504, type: "upstream_timeout_error" },
 };
 
 export interface WireError {

@@ -1,6 +1,7 @@
 /** What the HTTP layer attaches to every response, typed once. */
 import type { Logger } from "pino";
 import type { Admission } from "../admin/rate-limit-service.js";
+import type { RequestScope } from "../domain/request-scope.js";
 import type { Principal } from "../domain/scopes.js";
 
 declare global {
@@ -8,6 +9,8 @@ declare global {
   namespace Express {
     interface Locals {
       requestId: string;
+      /** What the request's work gathered as it ran (the upstream replicas that served it). */
+      scope?: RequestScope;
       log: Logger;
       /** Aborted when the client goes away or the response ends. */
       signal: AbortSignal;

@@ -7,10 +7,13 @@
  */
 import type { RequestHandler } from "express";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { EngineStatus } from "../engine/types.js";
+import type { EngineStatus, UpstreamStatus } from "../engine/types.js";
+import type { UpstreamRequestEvent } from "../engine/remote/remote-engine.js";
 
 export interface MetricsSources {
   engine: () => EngineStatus;
+  /** Every replica of every remote model, as the router sees it now. */
+  upstreams?: () => (UpstreamStatus & { model: string })[];
   /** Documents by status across every corpus. */
   documents: () => Record<string, number>;
 }
@@ -24,6 +27,8 @@ export class Metrics {
   private readonly duration: Histogram<"method" | "route">;
   private readonly tokens: Counter<"route" | "model" | "direction">;
   private readonly ttft: Histogram<"route" | "model">;
+  private readonly upstreamRequests: Counter<"model" | "upstream" | "op" | "outcome">;
+  private readonly upstreamDuration: Histogram<"model" | "upstream" | "op">;
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
@@ -62,6 +67,52 @@ export class Metrics {
         for (const m of sources.engine().loadedModels) this.set({ model: m.id, kinds: m.kinds.join(",") }, 1);
       },
     });
+    this.upstreamRequests = new Counter({
+      name: "pustaka_upstream_requests_total",
+      help: "Attempts on remote models' upstream replicas by outcome (success, failure: counts against the replica, rejected: the upstream refused the request itself, cancelled: the client went away)",
+      labelNames: ["model", "upstream", "op", "outcome"],
+      registers,
+    });
+    this.upstreamDuration = new Histogram({
+      name: "pustaka_upstream_request_duration_seconds",
+      help: "Time of each attempt on an upstream replica, to the end of its answer (streams included)",
+      labelNames: ["model", "upstream", "op"],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    const upstreams = sources.upstreams ?? (() => []);
+    new Gauge({
+      name: "pustaka_upstream_in_flight",
+      help: "Requests in flight on each upstream replica of a remote model",
+      labelNames: ["model", "upstream"],
+      registers,
+      collect() {
+        this.reset();
+        for (const u of upstreams()) this.set({ model: u.model, upstream: u.id }, u.inFlight);
+      },
+    });
+    new Gauge({
+      name: "pustaka_upstream_healthy",
+      help: "1 when an upstream replica takes requests (healthy, or not checked yet), 0 when ejected after errors or down per its health check",
+      labelNames: ["model", "upstream", "state"],
+      registers,
+      collect() {
+        this.reset();
+        for (const u of upstreams()) this.set({ model: u.model, upstream: u.id, state: u.state }, u.state === "healthy" || u.state === "unknown" ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: "pustaka_upstream_queue_depth",
+      help: "Requests waiting for a replica of a remote model",
+      labelNames: ["model"],
+      registers,
+      collect() {
+        this.reset();
+        const seen = new Map<string, number>();
+        for (const u of upstreams()) seen.set(u.model, u.queued);
+        for (const [model, queued] of seen) this.set({ model }, queued);
+      },
+    });
     new Gauge({
       name: "pustaka_documents",
       help: "Documents by indexing status (queued and processing: the indexing queue; failed: documents that could not be indexed)",
@@ -71,6 +122,12 @@ export class Metrics {
         for (const [status, n] of Object.entries(sources.documents())) this.set({ status }, n);
       },
     });
+  }
+
+  /** One finished attempt on a remote model's replica. */
+  observeUpstream(event: UpstreamRequestEvent): void {
+    this.upstreamRequests.inc({ model: event.model, upstream: event.upstream, op: event.op, outcome: event.outcome });
+    this.upstreamDuration.observe({ model: event.model, upstream: event.upstream, op: event.op }, event.seconds);
   }
 
   /** Measures each request when its response ends. */

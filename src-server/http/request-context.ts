@@ -43,6 +43,6 @@ export function requestContext(logger: Logger): RequestHandler {
       res.locals.log[levelOf(res.statusCode, errorCode)](line, "request");
     });
     // The engine names the request in what it reports (e.g. the work a crash interrupted).
-    runInRequest(requestId, next);
+    res.locals.scope = runInRequest(requestId, next);
   };
 }

@@ -5,7 +5,7 @@
 import type { ChatGenerationInput, ChatRun, CompletionRun, FinishReason, TextCompletionInput, ToolCall } from "../engine/types.js";
 import type { InferenceEngine } from "../engine/types.js";
 import { invalidRequest } from "../errors.js";
-import type { ModelEntry, ModelRegistry } from "../models/model-registry.js";
+import { modelFacts, type ModelEntry, type ModelRegistry } from "../models/model-registry.js";
 
 export interface StartedChat {
   /** The model name as requested (an alias stays an alias). */
@@ -57,7 +57,7 @@ export class ChatService {
     const model = modelName ?? this.registry.defaultName("chat", this.defaultModel);
     const entry = this.registry.resolve(model);
     if (entry.type !== "chat") {
-      throw invalidRequest(`'${model}' is ${entry.type === "embedding" ? "an embedding" : `a ${entry.type}`} model (${entry.gguf.architecture}); it cannot generate ${what}`, "model_not_supported", "model");
+      throw invalidRequest(`'${model}' is ${entry.type === "embedding" ? "an embedding" : `a ${entry.type}`} model (${modelFacts(entry).architecture}); it cannot generate ${what}`, "model_not_supported", "model");
     }
     return { model, entry };
   }
@@ -74,7 +74,7 @@ export class ChatService {
         content,
         toolCalls: event.toolCalls,
         finishReason: event.finishReason,
-        usage: { promptTokens: started.run.promptTokens, completionTokens: event.completionTokens, cachedTokens: event.cachedTokens },
+        usage: { promptTokens: event.promptTokens ?? started.run.promptTokens, completionTokens: event.completionTokens, cachedTokens: event.cachedTokens },
       };
     }
     // The stream ended without an end event: the request was aborted.

@@ -5,7 +5,7 @@
  */
 import type { EmbeddingResult, InferenceEngine } from "../engine/types.js";
 import { invalidRequest } from "../errors.js";
-import type { ModelEntry, ModelRegistry } from "../models/model-registry.js";
+import { modelFacts, type ModelEntry, type ModelRegistry } from "../models/model-registry.js";
 
 export interface EmbeddingsOutput extends EmbeddingResult {
   model: string;
@@ -35,11 +35,14 @@ export class EmbeddingsService {
     if (inputs.length > this.options.maxInputs) {
       throw invalidRequest(`input has ${inputs.length} items; at most ${this.options.maxInputs} are allowed per request`, "too_many_inputs", "input");
     }
-    const native = entry.gguf.embeddingLength;
-    if (dimensions !== undefined && dimensions !== native) {
-      throw invalidRequest(`'${model}' produces ${native ?? "unknown"}-dimension embeddings and cannot shorten them; omit 'dimensions' or set it to ${native}`, "unsupported_dimensions", "dimensions");
-    }
+    // A remote model's width may be learnt only from its first answer.
+    const refuse = (native: number | null) =>
+      invalidRequest(`'${model}' produces ${native ?? "unknown"}-dimension embeddings and cannot shorten them; omit 'dimensions' or set it to ${native}`, "unsupported_dimensions", "dimensions");
+    const known = modelFacts(entry).embeddingLength;
+    if (dimensions !== undefined && dimensions !== known && (known !== null || entry.gguf)) throw refuse(known);
     const result = await this.engine.embed(entry, inputs, signal);
+    const width = result.vectors[0]?.length ?? null;
+    if (dimensions !== undefined && width !== null && width !== dimensions) throw refuse(width);
     return { ...result, model, entry };
   }
 

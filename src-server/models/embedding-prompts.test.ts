@@ -9,6 +9,7 @@ function entry(id: string, ggufName: string | null, file: string, catalog: Parti
     id,
     type: "embedding",
     aliases,
+    remote: null,
     origin: catalog ? "catalog" : "binding",
     catalog: catalog as CatalogModel | null,
     gguf: { path: `/models/${file}`, bytes: 1, name: ggufName, architecture: "bert", type: "embedding", contextLength: 512, embeddingLength: 384, parameters: 1, quantization: null, supportsRanking: false },

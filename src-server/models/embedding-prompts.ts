@@ -41,7 +41,7 @@ export function embeddingPromptsFor(entry: ModelEntry, configured: Readonly<Reco
     if (prompts) return prompts;
   }
   if (entry.catalog?.prompts) return entry.catalog.prompts;
-  return promptsByName(entry.catalog?.id, entry.catalog?.name, entry.gguf.name, path.basename(entry.gguf.path), entry.id) ?? NO_PROMPTS;
+  return promptsByName(entry.catalog?.id, entry.catalog?.name, entry.gguf?.name ?? null, entry.gguf ? path.basename(entry.gguf.path) : (entry.remote?.upstreams[0]?.model ?? null), entry.id) ?? NO_PROMPTS;
 }
 
 /** Words of three or more letters, all capitals, that make text shouted (an acronym or two do not). */

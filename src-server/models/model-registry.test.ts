@@ -44,10 +44,10 @@ describe("ModelRegistry", () => {
     const stories = registry.resolve("svc-merlion-13b");
     assert.equal(stories.id, "stories-catalog");
     assert.equal(stories.origin, "catalog");
-    assert.equal(stories.gguf.architecture, "llama");
-    assert.equal(stories.gguf.embeddingLength, 64);
+    assert.equal(stories.gguf?.architecture, "llama");
+    assert.equal(stories.gguf?.embeddingLength, 64);
     assert.equal(stories.type, "chat");
-    assert.equal(registry.resolve("tiny-random").gguf.quantization, "F16");
+    assert.equal(registry.resolve("tiny-random").gguf?.quantization, "F16");
     assert.equal(warnings.filter((w) => /broken\.gguf/.test(w)).length, 1, "the unreadable file is skipped with a warning");
     assert.ok(warnings.some((w) => /svc-embed-1024 must resolve/.test(w)), "the mismatched catalog alias is reported");
     assert.equal(registry.find("svc-embed-1024"), undefined, "a 64-dim model must not take the 1024-dim alias");
@@ -59,7 +59,7 @@ describe("ModelRegistry", () => {
       catalog,
       bindings: { "svc-merlion-13b": tinyModel("llama-2-tiny-random"), mine: tinyModel("stories260K") },
     });
-    assert.equal(registry.resolve("svc-merlion-13b").gguf.path, tinyModel("llama-2-tiny-random"));
+    assert.equal(registry.resolve("svc-merlion-13b").gguf?.path, tinyModel("llama-2-tiny-random"));
     assert.equal(registry.resolve("mine").origin, "binding");
   });
 

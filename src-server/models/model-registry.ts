@@ -1,13 +1,15 @@
 /**
- * Resolves model ids and aliases to local GGUF files: explicit bindings
+ * Resolves model ids and aliases to what serves them: remote models (`--model ID=URL`,
+ * served by upstream OpenAI-compatible servers), explicit bindings to local GGUF files
  * (`--model ID=PATH`), catalog models present in the models directory, and any other
  * `.gguf` found there.
  */
 import { readdir } from "node:fs/promises";
 import path from "node:path";
-import { notFound } from "../errors.js";
+import { notFound, ServiceError } from "../errors.js";
 import { MODEL_ID, type Catalog, type CatalogAlias, type CatalogModel } from "./catalog.js";
 import { readGgufSummaries, type GgufSummary, type ModelType } from "./gguf-summary.js";
+import type { RemoteBinding, RemoteModelSpec } from "./remote-binding.js";
 
 export interface ModelEntry {
   /** Canonical id. */
@@ -15,11 +17,36 @@ export interface ModelEntry {
   type: ModelType;
   /** Alias names that resolve to this entry (e.g. `svc-embed-1024`). */
   aliases: string[];
-  gguf: GgufSummary;
+  /** The local file's header; null for a remote model. */
+  gguf: GgufSummary | null;
+  /** The upstream servers of a remote model; null for a local one. */
+  remote: RemoteBinding | null;
   /** The catalog model this file is, when it is one. */
   catalog: CatalogModel | null;
-  /** How the entry was found. */
-  origin: "binding" | "catalog" | "scan";
+  /** How the entry was found (`remote`: bound to upstream servers). */
+  origin: "binding" | "catalog" | "scan" | "remote";
+}
+
+/** A local model: one whose GGUF file this machine reads. */
+export type LocalModelEntry = ModelEntry & { gguf: GgufSummary; remote: null };
+
+export function isLocal(entry: ModelEntry): entry is LocalModelEntry {
+  return entry.gguf !== null;
+}
+
+/** The entry as a local model; a remote one here is a routing bug (the engine router sends those elsewhere). */
+export function asLocal(entry: ModelEntry): LocalModelEntry {
+  if (!isLocal(entry)) throw new ServiceError("server", `the model '${entry.id}' is served by upstream servers, not by this machine's engine`, { code: "internal_error" });
+  return entry;
+}
+
+/**
+ * What is known of a model whichever side serves it: a local file's header, or what a
+ * remote model's configuration and upstreams say (architecture `remote`).
+ */
+export function modelFacts(entry: ModelEntry): { architecture: string; name: string | null; contextLength: number | null; embeddingLength: number | null; parameters: number | null; quantization: string | null } {
+  if (entry.gguf) return entry.gguf;
+  return { architecture: "remote", name: entry.remote?.upstreams[0]?.model ?? null, contextLength: entry.remote?.contextLength ?? null, embeddingLength: entry.remote?.dimensions ?? null, parameters: null, quantization: null };
 }
 
 /** Raised at startup for a configuration that cannot serve what it promises. */
@@ -108,6 +135,8 @@ export class ModelRegistry {
     modelsDir: string;
     catalog: Catalog;
     bindings: Record<string, string>;
+    /** Remote models by id (or alias): served by upstream servers. */
+    remote?: Record<string, RemoteModelSpec>;
     /** Told about files in the models directory that are skipped. */
     onWarning?: (message: string) => void;
     /** URL of `gguf-summary` for its reader worker (bundled builds); default: beside this module. */
@@ -134,12 +163,20 @@ export class ModelRegistry {
       const catalogModel = catalogById.get(id) ?? catalogByFile.get(path.basename(file).toLowerCase()) ?? null;
       const problem = catalogModel ? typeMismatch(catalogModel.type, gguf, false) : null;
       if (problem) throw new ModelTypeMismatchError(`${problem} (catalog model ${catalogModel?.id})`);
-      const entry: ModelEntry = { id, type: gguf.type, aliases: [], gguf, catalog: catalogModel, origin };
+      const entry: ModelEntry = { id, type: gguf.type, aliases: [], gguf, remote: null, catalog: catalogModel, origin };
       byPath.set(file, entry);
       taken.add(id);
       return entry;
     };
 
+    // 0. Remote models: bound explicitly, they win over everything on disk as bindings do.
+    const remoteEntries: ModelEntry[] = [];
+    for (const [name, spec] of Object.entries(options.remote ?? {})) {
+      if (name in bindings) throw new ModelConfigError(`--model ${name} is bound both to a local file and to upstream servers; choose one`);
+      const entry = remoteEntry(name, spec, aliasById.get(name));
+      remoteEntries.push(entry);
+      taken.add(name);
+    }
     // 1. Explicit bindings first: they win over everything found on disk.
     const aliasBindings: [string, string][] = [];
     for (const [name, file] of Object.entries(bindings)) {
@@ -163,7 +200,7 @@ export class ModelRegistry {
         options.onWarning?.(`skipping ${file}: ${(error as Error).message}`);
       }
     }
-    const entries = [...byPath.values()];
+    const entries = [...remoteEntries, ...byPath.values()];
     // 3. Aliases promise a type (and a width). An explicit binding that breaks the
     //    promise stops startup; a catalog alias whose file breaks it is left unbound.
     for (const [name, file] of aliasBindings) {
@@ -171,7 +208,7 @@ export class ModelRegistry {
       if (problem) throw new ModelConfigError(problem);
     }
     for (const alias of catalog.aliases) {
-      if (aliasBindings.some(([name]) => name === alias.id)) continue;
+      if (aliasBindings.some(([name]) => name === alias.id) || taken.has(alias.id)) continue;
       const target = entries.find((e) => e.id === alias.target);
       if (!target) continue;
       const problem = aliasMismatch(alias, target);
@@ -191,7 +228,7 @@ export class ModelRegistry {
    * declares, e.g. a `rerank` model without a classification head.
    */
   async addFile(file: string, options: { id?: string; origin?: ModelEntry["origin"]; type?: ModelType } = {}): Promise<ModelEntry> {
-    const existing = this.list.find((e) => e.gguf.path === file);
+    const existing = this.list.filter(isLocal).find((e) => e.gguf.path === file);
     if (existing) {
       const problem = options.type ? typeMismatch(options.type, existing.gguf, true) : null;
       if (problem) throw new ModelTypeMismatchError(problem);
@@ -209,7 +246,7 @@ export class ModelRegistry {
       if (taken.has(options.id)) throw new ModelConfigError(`the id '${options.id}' is already in use`);
     }
     const id = options.id ?? (catalogModel && !taken.has(catalogModel.id) ? catalogModel.id : uniqueId(idFromFilename(file), taken));
-    const entry: ModelEntry = { id, type: result.summary.type, aliases: [], gguf: result.summary, catalog: catalogModel, origin: options.origin ?? (catalogModel ? "catalog" : "scan") };
+    const entry: ModelEntry = { id, type: result.summary.type, aliases: [], gguf: result.summary, remote: null, catalog: catalogModel, origin: options.origin ?? (catalogModel ? "catalog" : "scan") };
     for (const alias of this.catalog.aliases) {
       if (alias.target === catalogModel?.id && !this.byName.has(alias.id) && aliasMismatch(alias, entry) === null) entry.aliases.push(alias.id);
     }
@@ -250,17 +287,50 @@ export class ModelRegistry {
 
 /** Why `entry` cannot serve `alias`, or null when it can. */
 function aliasMismatch(alias: CatalogAlias, entry: ModelEntry): string | null {
-  const { gguf } = entry;
-  if (alias.type === "embedding" && alias.dimensions !== undefined && gguf.embeddingLength !== alias.dimensions) {
-    return `${alias.id} must resolve to a model with ${alias.dimensions}-dimension embeddings, but ${gguf.path} produces ${gguf.embeddingLength ?? "unknown"}`;
+  const facts = modelFacts(entry);
+  const what = entry.gguf?.path ?? `the remote model '${entry.id}'`;
+  if (alias.type === "embedding" && alias.dimensions !== undefined && facts.embeddingLength !== null && facts.embeddingLength !== alias.dimensions) {
+    return `${alias.id} must resolve to a model with ${alias.dimensions}-dimension embeddings, but ${what} produces ${facts.embeddingLength}`;
+  }
+  if (alias.type === "embedding" && alias.dimensions !== undefined && facts.embeddingLength === null && entry.gguf) {
+    return `${alias.id} must resolve to a model with ${alias.dimensions}-dimension embeddings, but ${what} produces unknown`;
   }
   if (alias.type === "chat" && entry.type !== "chat") {
-    return `${alias.id} is a chat model alias, but ${gguf.path} is ${entry.type === "embedding" ? "an embedding-only" : `a ${entry.type}`} ${gguf.architecture} model`;
+    return `${alias.id} is a chat model alias, but ${what} is ${entry.type === "embedding" ? "an embedding-only" : `a ${entry.type}`} ${facts.architecture} model`;
   }
   if ((alias.type === "rerank") !== (entry.type === "rerank")) {
-    return `${alias.id} is a ${alias.type} model alias, but ${gguf.path} is a ${entry.type} model`;
+    return `${alias.id} is a ${alias.type} model alias, but ${what} is a ${entry.type} model`;
   }
   return null;
+}
+
+/**
+ * The entry of a remote model. An id that is a catalog alias (`svc-merlion-13b`) takes the
+ * alias's type and must keep its promise (a configured width for `svc-embed-1024`); the
+ * width the upstream really produces is checked when it first answers.
+ */
+function remoteEntry(id: string, spec: RemoteModelSpec, alias: CatalogAlias | undefined): ModelEntry {
+  if (!MODEL_ID.test(id)) throw new ModelConfigError(`--model ${id}: ids are lowercase letters, digits and . _ : -`);
+  if (spec.upstreams.length === 0) throw new ModelConfigError(`the remote model '${id}' has no upstream server`);
+  if (alias && spec.type !== undefined && spec.type !== alias.type) throw new ModelConfigError(`${id} is a ${alias.type} model alias; it cannot be bound to a remote ${spec.type} model`);
+  const type = spec.type ?? alias?.type ?? "chat";
+  const ids = new Set<string>();
+  for (const upstream of spec.upstreams) {
+    if (ids.has(upstream.id)) throw new ModelConfigError(`the remote model '${id}' names two upstreams '${upstream.id}'`);
+    ids.add(upstream.id);
+  }
+  const entry: ModelEntry = {
+    id,
+    type,
+    aliases: [],
+    gguf: null,
+    remote: { upstreams: spec.upstreams, contextLength: spec.contextLength ?? null, dimensions: spec.dimensions ?? null },
+    catalog: null,
+    origin: "remote",
+  };
+  const problem = alias ? aliasMismatch(alias, entry) : null;
+  if (problem) throw new ModelConfigError(problem);
+  return entry;
 }
 
 function uniqueId(base: string, taken: Set<string>): string {

@@ -6,7 +6,7 @@ import type { Principal } from "../domain/scopes.js";
 import { invalidRequest, notFound } from "../errors.js";
 import { newId, nowSeconds } from "../ids.js";
 import type { EmbeddingPrompts, SearchDefaults } from "../domain/vocabulary.js";
-import type { ModelEntry, ModelRegistry } from "../models/model-registry.js";
+import { modelFacts, type ModelEntry, type ModelRegistry } from "../models/model-registry.js";
 import type { CorpusKeyring } from "../security/corpus-keyring.js";
 import type { CorpusRecord, CorpusStore, DocumentCounts } from "../store/corpus-store.js";
 import type { Page, PageRequest } from "../store/pagination.js";
@@ -67,6 +67,8 @@ export interface CorpusServiceDeps {
   defaultEmbeddingModel: string;
   /** The prompts a model wants before queries and passages (configuration, catalog, family). */
   promptsFor: (model: ModelEntry) => EmbeddingPrompts;
+  /** Embeds a probe with a remote model whose width is not known yet (its upstream answers with vectors); null when it cannot say. */
+  measureDimensions?: (model: ModelEntry) => Promise<number | null>;
 }
 
 export class CorpusService {
@@ -78,7 +80,8 @@ export class CorpusService {
     if (model.type !== "embedding") {
       throw invalidRequest(`'${embeddingModel}' is a ${model.type} model; a corpus needs an embedding model (GET /v1/models lists each model's type)`, "model_not_embedding", "embedding_model");
     }
-    const dimensions = model.gguf.embeddingLength;
+    // A remote embedder's width is configured, learnt from an earlier answer, or measured now.
+    const dimensions = modelFacts(model).embeddingLength ?? (model.remote ? await this.deps.measureDimensions?.(model) : null);
     if (!dimensions) throw invalidRequest(`'${embeddingModel}' does not say how wide its embeddings are`, "model_not_supported", "embedding_model");
     const now = nowSeconds();
     const record: CorpusRecord = {

@@ -379,7 +379,7 @@ describe("model registry: rerankers declared by the catalog", () => {
       await assert.rejects(registry.addFile(path.join(dir, "declared-reranker.gguf")), ModelTypeMismatchError);
       const found = await registry.addFile(testModel("rerank-random"));
       assert.equal(found.type, "rerank");
-      assert.equal(found.gguf.supportsRanking, true);
+      assert.equal(found.gguf?.supportsRanking, true);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,7 +1,8 @@
 /** POST /v1/chat/completions (= /v1/inference/chat). */
 import { doc } from "../openapi/route-doc.js";
 import { Router, type RequestHandler } from "express";
-import type { ChatEvent } from "../../engine/types.js";
+import type { Admission } from "../../admin/rate-limit-service.js";
+import type { ChatEvent, ChatRun } from "../../engine/types.js";
 import { invalidRequest } from "../../errors.js";
 import { newId, nowSeconds } from "../../ids.js";
 import type { ChatService } from "../../inference/chat-service.js";
@@ -12,21 +13,39 @@ import { pipeSse } from "../sse.js";
 import { ChatRequestSchema, chatChunks, chatCompletionObject, toChatInput } from "../wire/chat-wire.js";
 import type { Trail } from "../audit-trail.js";
 
-/** Passes the events through and reports the completion tokens once the run ends (or 0 when cut short). */
-export async function* metered(events: AsyncIterable<ChatEvent>, onEnd: (completionTokens: number) => void, onFirstText?: () => void): AsyncGenerator<ChatEvent, void, undefined> {
+/**
+ * Passes the events through and reports the completion tokens once the run ends (or 0 when
+ * cut short), with the prompt's tokens when the end says them (a remote model's upstream
+ * counts them; admission used an estimate).
+ */
+export async function* metered(events: AsyncIterable<ChatEvent>, onEnd: (completionTokens: number, promptTokens: number | undefined) => void, onFirstText?: () => void): AsyncGenerator<ChatEvent, void, undefined> {
   let completionTokens = 0;
+  let promptTokens: number | undefined;
   let first = true;
   try {
     for await (const event of events) {
-      if (event.type === "end") completionTokens = event.completionTokens;
-      else if (first && event.text) {
+      if (event.type === "end") {
+        completionTokens = event.completionTokens;
+        promptTokens = event.promptTokens;
+      } else if (first && event.text) {
         first = false;
         onFirstText?.();
       }
       yield event;
     }
   } finally {
-    onEnd(completionTokens);
+    onEnd(completionTokens, promptTokens);
+  }
+}
+
+/** Starts an admitted run (remote models: the upstream answers); a run that cannot start used no tokens. */
+export async function begin(run: ChatRun, admission: Admission | undefined): Promise<void> {
+  if (!run.ready) return;
+  try {
+    await run.ready();
+  } catch (error) {
+    admission?.settle(0);
+    throw error;
   }
 }
 
@@ -49,11 +68,13 @@ export function chatRoutes(chat: ChatService, costly: RequestHandler, trail: Tra
       await started.run.events.return();
       throw error;
     }
+    await begin(started.run, res.locals.admission);
     const events = metered(
       started.run.events,
-      (completion) => {
+      (completion, counted) => {
         facts.completion_tokens = completion;
-        res.locals.admission?.settle(promptTokens + completion);
+        facts.prompt_tokens = counted ?? promptTokens;
+        res.locals.admission?.settle((counted ?? promptTokens) + completion);
       },
       () => (res.locals.firstTokenAt ??= performance.now()),
     );

@@ -43,13 +43,22 @@ export function completionsRoutes(chat: ChatService, costly: RequestHandler, tra
         await started.run.events.return();
         throw error;
       }
+      try {
+        await started.run.ready?.();
+      } catch (error) {
+        throw inputs.length > 1 ? relocate(error, index) : error;
+      }
       usage.promptTokens += promptTokens;
       facts.prompt_tokens = usage.promptTokens;
       const events = metered(
         started.run.events,
-        (completion) => {
+        (completion, counted) => {
           usage.completionTokens += completion;
           facts.completion_tokens = usage.completionTokens;
+          if (counted !== undefined) {
+            usage.promptTokens += counted - promptTokens;
+            facts.prompt_tokens = usage.promptTokens;
+          }
         },
         () => (locals.firstTokenAt ??= performance.now()),
       );

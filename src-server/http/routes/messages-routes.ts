@@ -13,7 +13,7 @@ import { jsonBody } from "../json-body.js";
 import { doc } from "../openapi/route-doc.js";
 import { pipeNamedSse } from "../sse.js";
 import { anthropicError, CountTokensRequestSchema, MessagesRequestSchema, messageEvents, messageObject, toAnthropicChatInput, toCountInput } from "../wire/anthropic-wire.js";
-import { metered } from "./chat-routes.js";
+import { begin, metered } from "./chat-routes.js";
 
 export function messagesRoutes(chat: ChatService, costly: RequestHandler, trail: Trail): Router {
   const router = Router();
@@ -32,6 +32,7 @@ export function messagesRoutes(chat: ChatService, costly: RequestHandler, trail:
       await started.run.events.return();
       throw error;
     }
+    await begin(started.run, res.locals.admission);
     let stopSequence: string | undefined;
     const events = metered(
       (async function* () {
@@ -40,9 +41,10 @@ export function messagesRoutes(chat: ChatService, costly: RequestHandler, trail:
           yield event;
         }
       })(),
-      (completion) => {
+      (completion, counted) => {
         facts.completion_tokens = completion;
-        res.locals.admission?.settle(promptTokens + completion);
+        facts.prompt_tokens = counted ?? promptTokens;
+        res.locals.admission?.settle((counted ?? promptTokens) + completion);
       },
       () => (res.locals.firstTokenAt ??= performance.now()),
     );

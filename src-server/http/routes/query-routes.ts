@@ -52,11 +52,13 @@ export function queryRoutes(queries: QueryService, tuning: SearchTuningService, 
       await started.run?.events.return();
       throw error;
     }
+    await started.run?.ready?.();
     let settled = false;
     const settle = (completionTokens: number) => {
       if (settled) return;
       settled = true;
-      res.locals.admission?.settle(promptTokens + completionTokens);
+      // A remote chat model's upstream counted the prompt itself (admission used an estimate).
+      res.locals.admission?.settle((started.run?.promptTokens ?? 0) + started.queryTokens + completionTokens);
     };
     res.on("close", () => settle(0));
     const id = newId("ans_");
@@ -70,6 +72,7 @@ export function queryRoutes(queries: QueryService, tuning: SearchTuningService, 
           else {
             completionTokens = event.completionTokens;
             finishReason = event.finishReason;
+            if (event.promptTokens !== undefined) started.run.promptTokens = event.promptTokens;
           }
         }
       }
@@ -98,6 +101,7 @@ export function queryRoutes(queries: QueryService, tuning: SearchTuningService, 
           } else {
             completionTokens = event.completionTokens;
             finishReason = event.finishReason;
+            if (event.promptTokens !== undefined) started.run.promptTokens = event.promptTokens;
           }
         }
       }

@@ -18,7 +18,7 @@ import { doc } from "../openapi/route-doc.js";
 import { routeParam } from "../route-param.js";
 import { pipeNamedSse } from "../sse.js";
 import { inputItemsOf, inputMessages, responseEvents, responseObject, ResponsesRequestSchema, toResponsesChatInput, transcriptTurn, type ResponseOutcome } from "../wire/responses-wire.js";
-import { metered } from "./chat-routes.js";
+import { begin, metered } from "./chat-routes.js";
 
 export function responsesRoutes(chat: ChatService, archive: ResponseArchive, costly: RequestHandler, trail: Trail): Router {
   const router = Router();
@@ -42,11 +42,13 @@ export function responsesRoutes(chat: ChatService, archive: ResponseArchive, cos
       await started.run.events.return();
       throw error;
     }
+    await begin(started.run, res.locals.admission);
     const events = metered(
       started.run.events,
-      (completion) => {
+      (completion, counted) => {
         facts.completion_tokens = completion;
-        res.locals.admission?.settle(promptTokens + completion);
+        facts.prompt_tokens = counted ?? promptTokens;
+        res.locals.admission?.settle((counted ?? promptTokens) + completion);
       },
       () => (res.locals.firstTokenAt ??= performance.now()),
     );

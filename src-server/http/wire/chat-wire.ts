@@ -268,6 +268,6 @@ export async function* chatChunks(
       yield chunk({ tool_calls: wireToolCalls(event.toolCalls).map((call, index) => ({ index, ...call })) }, null);
     }
     yield chunk({}, event.finishReason);
-    if (includeUsage) yield { ...base, choices: [], usage: wireUsage({ promptTokens, completionTokens: event.completionTokens, cachedTokens: event.cachedTokens }) };
+    if (includeUsage) yield { ...base, choices: [], usage: wireUsage({ promptTokens: event.promptTokens ?? promptTokens, completionTokens: event.completionTokens, cachedTokens: event.cachedTokens }) };
   }
 }

@@ -5,7 +5,7 @@ import type { PullView } from "../../admin/model-pull-service.js";
 import type * as Api from "../../contract/index.js";
 import { MODEL_TYPES, type CatalogModel } from "../../models/catalog.js";
 import { formatParameterCount } from "../../models/gguf-summary.js";
-import type { ModelEntry } from "../../models/model-registry.js";
+import { modelFacts, type ModelEntry } from "../../models/model-registry.js";
 
 /**
  * One object per name: the canonical id and each alias, all describing the same file.
@@ -13,8 +13,8 @@ import type { ModelEntry } from "../../models/model-registry.js";
  * `backing.file` is the absolute path only for whoever administers the machine
  * (`fullPath`, the `workspaces.manage` scope); anyone else sees the file's name alone.
  */
-export function modelObject(name: string, entry: ModelEntry, created: number, isDefault: boolean, servedContext: number | null, fullPath: boolean): Api.Model {
-  const { gguf } = entry;
+export function modelObject(name: string, entry: ModelEntry, created: number, isDefault: boolean, servedContext: number | null, fullPath: boolean, health: readonly UpstreamHealthView[] | null): Api.Model {
+  const facts = modelFacts(entry);
   return {
     id: name,
     object: "model",
@@ -24,22 +24,47 @@ export function modelObject(name: string, entry: ModelEntry, created: number, is
     root: entry.id,
     aliases: entry.aliases,
     context_length: servedContext,
-    max_context_length: gguf.contextLength,
-    ...(entry.type === "embedding" ? { dimensions: gguf.embeddingLength } : {}),
+    max_context_length: facts.contextLength,
+    ...(entry.type === "embedding" ? { dimensions: facts.embeddingLength } : {}),
     languages: entry.catalog?.languages ?? [],
     license: entry.catalog?.license ?? null,
     is_default: isDefault,
-    backing: {
-      file: fullPath ? gguf.path : path.basename(gguf.path),
-      bytes: gguf.bytes,
-      name: gguf.name,
-      architecture: gguf.architecture,
-      parameters: formatParameterCount(gguf.parameters),
-      quantization: gguf.quantization,
-      origin: entry.origin,
-      sha256: entry.catalog?.source.sha256 ?? null,
-    },
+    backing: entry.gguf
+      ? {
+          kind: "local",
+          file: fullPath ? entry.gguf.path : path.basename(entry.gguf.path),
+          bytes: entry.gguf.bytes,
+          name: entry.gguf.name,
+          architecture: entry.gguf.architecture,
+          parameters: formatParameterCount(entry.gguf.parameters),
+          quantization: entry.gguf.quantization,
+          origin: entry.origin === "remote" ? "binding" : entry.origin,
+          sha256: entry.catalog?.source.sha256 ?? null,
+        }
+      : {
+          kind: "remote",
+          architecture: "remote",
+          upstreams: (entry.remote?.upstreams ?? []).map((upstream) => {
+            const seen = health?.find((h) => h.id === upstream.id);
+            return {
+              id: upstream.id,
+              url: fullPath ? upstream.baseUrl : null,
+              model: upstream.model,
+              health: seen?.state ?? "unknown",
+              in_flight: seen?.inFlight ?? 0,
+              last_error: fullPath ? (seen?.lastError ?? null) : null,
+            };
+          }),
+        },
   };
+}
+
+/** What the remote engine says of one replica, for model objects. */
+export interface UpstreamHealthView {
+  id: string;
+  state: Api.UpstreamHealth;
+  inFlight: number;
+  lastError: string | null;
 }
 
 /** Every available name, canonical ids first, sorted within each group. */

@@ -281,7 +281,7 @@ export async function* responseEvents(
       yield emit("response.output_text.delta", { item_id: meta.messageId, output_index: outputIndex, content_index: 0, delta: event.text, logprobs: [] });
       continue;
     }
-    const outcome: ResponseOutcome = { text, toolCalls: event.toolCalls, finishReason: event.finishReason, usage: { promptTokens, completionTokens: event.completionTokens, cachedTokens: event.cachedTokens } };
+    const outcome: ResponseOutcome = { text, toolCalls: event.toolCalls, finishReason: event.finishReason, usage: { promptTokens: event.promptTokens ?? promptTokens, completionTokens: event.completionTokens, cachedTokens: event.cachedTokens } };
     const items = outputItems(meta, outcome);
     if (!messageOpen && items[0]?.type === "message") {
       // No text at all (an empty answer): the message item still opens and closes.

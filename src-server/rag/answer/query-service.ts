@@ -227,7 +227,7 @@ export class QueryService {
     let relevance: RelevanceDecision = { relevant: true, decidedBy: "none", score: null, threshold: null, judge: null };
     // Keyword mode has no similarity scale the gates were fitted on: it answers whatever matched.
     const corpus = found.search === "keyword" ? null : this.deps.corpora.get(principal, corpusId);
-    const names = (entry: ModelEntry, asked: string) => [asked, entry.id, ...entry.aliases, modelFingerprint(entry.gguf)];
+    const names = (entry: ModelEntry, asked: string) => [asked, entry.id, ...entry.aliases, ...(entry.gguf ? [modelFingerprint(entry.gguf)] : [])];
     const gate = corpus && gateFor({ ...BUILT_IN_GATES, ...this.deps.relevanceGates }, names(this.deps.registry.resolve(corpus.embeddingModel, "embedding_model"), corpus.embeddingModel), names(chatModel, modelName), this.deps.relevanceJudge);
     if (gate) {
       let judge: number | null = null;
