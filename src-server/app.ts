@@ -11,6 +11,8 @@ import type { ModelPullService } from "./admin/model-pull-service.js";
 import type { RateLimitService } from "./admin/rate-limit-service.js";
 import { costly, rateLimitHeaders } from "./http/rate-limit.js";
 import { modelAdminRoutes } from "./http/routes/model-admin-routes.js";
+import { remoteModelRoutes } from "./http/routes/remote-model-routes.js";
+import type { RemoteModelService } from "./admin/remote-model-service.js";
 import type { InferenceEngine } from "./engine/types.js";
 import type { ChatService } from "./inference/chat-service.js";
 import type { EmbeddingsService } from "./inference/embeddings-service.js";
@@ -74,6 +76,8 @@ export interface AppDeps {
   conversations: ConversationService;
   responses: ResponseArchive;
   pulls: ModelPullService;
+  /** Remote models added and tested through the admin API. */
+  remoteModels: RemoteModelService;
   rateLimits: RateLimitService;
   audit: AuditService;
   oauth: { accounts: ServiceAccountService; keys: OAuthKeys };
@@ -125,6 +129,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(express.json({ limit: deps.http.maxJsonBodyBytes, strict: true, verify: refuseDeepJson }));
   app.use(corporaRoutes({ ...deps.rag, costly: admit, trail, audit: deps.audit }));
   app.use(modelAdminRoutes(deps.pulls));
+  app.use(remoteModelRoutes(deps.remoteModels, trail));
   app.use(modelsRoutes(deps.registry, deps.modelDefaults, startedAt, deps.engine));
   app.use(chatRoutes(deps.chat, admit, trail));
   app.use(completionsRoutes(deps.chat, admit, trail));

@@ -244,6 +244,12 @@ export const ConfigSchema = z
         healthIntervalSeconds: z.number().min(0).max(3600).default(10),
         /** Tokens per request assumed for a chat model whose upstream does not say. */
         defaultContextTokens: positiveInt.default(8192),
+        /**
+         * Prefix affinity: a conversation's next turn goes to the replica that served its
+         * previous one (whose prompt cache holds it) while that replica is not much busier than
+         * the least loaded. Off: least outstanding requests alone.
+         */
+        prefixAffinity: z.boolean().default(true),
         /** Inputs per upstream embeddings request (larger requests are split and spread over the replicas). */
         embedBatch: positiveInt.max(2048).default(64),
       })

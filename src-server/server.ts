@@ -32,6 +32,8 @@ import { EngineRouter } from "./engine/engine-router.js";
 import { RemoteEngine } from "./engine/remote/remote-engine.js";
 import { Metrics } from "./http/metrics.js";
 import { remoteSpecsOf } from "./models/remote-binding.js";
+import { RemoteModelService } from "./admin/remote-model-service.js";
+import { RemoteModelStore } from "./store/remote-model-store.js";
 import type { InferenceEngine } from "./engine/types.js";
 import { ChatService } from "./inference/chat-service.js";
 import { EmbeddingsService } from "./inference/embeddings-service.js";
@@ -111,6 +113,7 @@ export interface Services {
   /** Stored responses of the Responses API. */
   responses: ResponseArchive;
   pulls: ModelPullService;
+  remoteModels: RemoteModelService;
   rateLimits: RateLimitService;
   audit: AuditService;
   tombstones: TombstoneService;
@@ -195,6 +198,7 @@ export async function createServer(config: Config, options: ServerOptions): Prom
         healthIntervalMs: up.healthIntervalSeconds * 1000,
         defaultContextTokens: up.defaultContextTokens,
         embedBatch: up.embedBatch,
+        prefixAffinity: up.prefixAffinity,
         onRequest: (event) => metrics.observeUpstream(event),
       },
       logger,
@@ -233,6 +237,19 @@ export async function createServer(config: Config, options: ServerOptions): Prom
       onWarning: (message) => logger.warn(message),
     });
     await pulls.restoreFiles();
+    const remoteModelStore = new RemoteModelStore(db);
+    const remoteModels = new RemoteModelService({
+      admin,
+      registry,
+      engine: remote,
+      store: remoteModelStore,
+      keyring: new DataKeyring(keyProvider, (id) => remoteModelStore.wrappedKey(id)),
+      allowed: config.upstreams.allowed,
+      insecureHttp: config.upstreams.insecureHttp,
+      timeouts: { connectMs: up.connectTimeoutSeconds * 1000, firstByteMs: up.firstByteTimeoutSeconds * 1000, idleMs: up.idleTimeoutSeconds * 1000 },
+      onWarning: (message) => logger.warn(message),
+    });
+    await remoteModels.restore();
     resources.add(() => pulls.close());
     let url: string | undefined;
     const issuer = () => (config.oauth.issuer ?? url ?? `http://${config.host}:${config.port}`).replace(/\/+$/, "");
@@ -263,6 +280,7 @@ export async function createServer(config: Config, options: ServerOptions): Prom
       conversations,
       responses,
       pulls,
+      remoteModels,
       rateLimits,
       audit,
       serviceAccounts,
@@ -284,6 +302,7 @@ export async function createServer(config: Config, options: ServerOptions): Prom
       conversations,
       responses,
       pulls,
+      remoteModels,
       rateLimits,
       audit,
       oauth: { accounts: serviceAccounts, keys: oauthKeys },

@@ -55,6 +55,9 @@ export type AuditEventType =
   | "rate_limit.rejected"
   | "kek.rotate"
   | "oauth.rotate_key"
+  | "remote_model.create"
+  | "remote_model.delete"
+  | "remote_model.test"
   | "audit.export";
 
 export interface AuditEvent {

@@ -135,3 +135,52 @@ export interface RegisterModelFileRequest {
    */
   type?: ModelType;
 }
+
+/** A remote model as its administrator sees it (`GET /v1/admin/remote-models`). */
+export interface RemoteModel {
+  id: string;
+  object: "remote_model";
+  type: ModelType;
+  /** `config`: from the configuration file or command line (read-only through the API); `admin`: added through the API. */
+  source: "config" | "admin";
+  context_length: number | null;
+  dimensions: number | null;
+  created_at: number | null;
+  upstreams: {
+    id: string;
+    url: string;
+    model: string;
+    /** Whether a key is sent; the key itself is never shown. */
+    api_key: boolean;
+    client_certificate: boolean;
+    health: UpstreamHealth;
+    in_flight: number;
+    queued: number;
+    requests: number;
+    failures: number;
+    last_error: string | null;
+  }[];
+}
+
+/** `POST /v1/admin/remote-models`: secrets go in once and are sealed; `GET` never returns them. */
+export interface CreateRemoteModelRequest {
+  id: string;
+  type?: ModelType;
+  upstreams: {
+    /** Base URL of the OpenAI-compatible API (`https://gpu1.example:8000/v1`); `#model` may follow. */
+    url: string;
+    model?: string;
+    name?: string;
+    api_key?: string;
+    tls?: { ca_pem?: string; cert_pem?: string; key_pem?: string };
+  }[];
+  context_length?: number;
+  dimensions?: number;
+}
+
+/** `POST /v1/admin/remote-models/test` and `…/{id}/test`: each replica's answer to `GET /models`. */
+export interface RemoteModelTest {
+  object: "remote_model.test";
+  ok: boolean;
+  upstreams: { id: string; url: string; ok: boolean; ms: number; models: string[]; serves_model: boolean | null; error: string | null }[];
+}

@@ -256,6 +256,28 @@ export class ModelRegistry {
   }
 
   /**
+   * Adds a remote model at run time (the admin API). Throws `ModelConfigError` for an id that
+   * is taken or malformed, or a spec that breaks its alias's promise.
+   */
+  addRemote(id: string, spec: RemoteModelSpec): ModelEntry {
+    if (this.byName.has(id)) throw new ModelConfigError(`the id '${id}' is already in use`);
+    const entry = remoteEntry(id, spec, this.catalog.aliases.find((a) => a.id === id));
+    entry.origin = "remote";
+    this.list.unshift(entry);
+    this.byName.set(id, entry);
+    return entry;
+  }
+
+  /** Removes a remote model added at run time; false when there is none by that id. */
+  removeRemote(id: string): boolean {
+    const entry = this.byName.get(id);
+    if (!entry?.remote || entry.id !== id) return false;
+    this.list.splice(this.list.indexOf(entry), 1);
+    for (const name of [entry.id, ...entry.aliases]) this.byName.delete(name);
+    return true;
+  }
+
+  /**
    * The model a request that names none gets: `preferred` (the configured default, e.g.
    * `svc-merlion-13b`) when it is available with that type, else the first model of that
    * type, so a machine with only a starter model still answers. With no model of that

@@ -7,13 +7,20 @@
 import { isLoopbackHost } from "../domain/loopback.js";
 import type { ModelType } from "./gguf-summary.js";
 
-/** Client-certificate TLS to an upstream (mutual TLS): PEM files on this machine. */
+/**
+ * TLS to an upstream beyond the system's defaults: a private CA, and the client certificate
+ * Pustaka presents (mutual TLS). PEM files on this machine (the configuration), or the PEM
+ * text itself (the admin API, which keeps it sealed at rest).
+ */
 export interface UpstreamTls {
   /** Certificate authorities to trust instead of the system's (a private CA). */
   caFile?: string | undefined;
   /** The client certificate Pustaka presents, and its key. */
   certFile?: string | undefined;
   keyFile?: string | undefined;
+  ca?: string | undefined;
+  cert?: string | undefined;
+  key?: string | undefined;
 }
 
 /** One replica of a remote model. */
@@ -58,7 +65,14 @@ export interface RemoteModelSpec {
 export function parseUpstreamUrl(value: string, fallbackModel: string): { baseUrl: string; model: string } {
   const hash = value.indexOf("#");
   const raw = hash >= 0 ? value.slice(0, hash) : value;
-  const model = hash >= 0 ? decodeURIComponent(value.slice(hash + 1)) : fallbackModel;
+  let model = fallbackModel;
+  if (hash >= 0) {
+    try {
+      model = decodeURIComponent(value.slice(hash + 1));
+    } catch {
+      throw new Error(`'${value}': the upstream model name after '#' is not valid percent-encoding`);
+    }
+  }
   let url: URL;
   try {
     url = new URL(raw);
@@ -87,12 +101,13 @@ export function upstreamAllowed(baseUrl: string, allowed: readonly string[]): bo
   const url = new URL(baseUrl);
   if (isLoopbackHost(url.hostname)) return true;
   const host = url.hostname.toLowerCase();
-  const hostPort = url.port ? `${host}:${url.port}` : host;
+  // `gpu1:443` names https://gpu1 too: the port the URL leaves implicit.
+  const port = url.port || (url.protocol === "https:" ? "443" : "80");
   return allowed.some((rule) => {
     const r = rule.trim().toLowerCase();
     if (r.startsWith("http://") || r.startsWith("https://")) return `${baseUrl}/`.toLowerCase().startsWith(r.endsWith("/") ? r : `${r}/`);
     if (r.startsWith("*.")) return host.endsWith(r.slice(1));
-    return r === host || r === hostPort;
+    return r === host || r === `${host}:${port}`;
   });
 }
 
@@ -107,8 +122,8 @@ export function remoteSpecsOf(
       contextLength: model.contextLength,
       dimensions: model.dimensions,
       upstreams: model.upstreams.map((upstream, i) => {
-        const { baseUrl } = parseUpstreamUrl(upstream.url, id);
-        return { id: upstream.name ?? `r${i + 1}`, baseUrl, model: upstream.model ?? id, apiKey: upstream.readApiKey ?? null, tls: upstream.tls ?? null };
+        const parsed = parseUpstreamUrl(upstream.url, id);
+        return { id: upstream.name ?? `r${i + 1}`, baseUrl: parsed.baseUrl, model: upstream.model ?? parsed.model, apiKey: upstream.readApiKey ?? null, tls: upstream.tls ?? null };
       }),
     };
   }
@@ -117,5 +132,5 @@ export function remoteSpecsOf(
 
 /** What may be shown of an upstream (logs, `/v1/models`, the admin API): never its key. */
 export function upstreamView(upstream: UpstreamTarget): { id: string; url: string; model: string; api_key: boolean; client_certificate: boolean } {
-  return { id: upstream.id, url: upstream.baseUrl, model: upstream.model, api_key: upstream.apiKey !== null, client_certificate: Boolean(upstream.tls?.certFile) };
+  return { id: upstream.id, url: upstream.baseUrl, model: upstream.model, api_key: upstream.apiKey !== null, client_certificate: Boolean(upstream.tls?.certFile ?? upstream.tls?.cert) };
 }

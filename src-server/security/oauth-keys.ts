@@ -55,7 +55,7 @@ export class OAuthKeys {
 
   /** The signing key: the newest that has not retired. */
   private active(now: number): LoadedKey | undefined {
-    return this.keys.filter((k) => k.retiresAt === null || k.retiresAt > now).sort((a, b) => b.createdAt - a.createdAt)[0];
+    return this.live(now)[0];
   }
 
   /** Key ids currently published (newest first). */
@@ -63,8 +63,12 @@ export class OAuthKeys {
     return this.live(now).map((k) => k.kid);
   }
 
+  /** Newest first; keys made in the same second are ordered by when they were added (a rotation right after the first start). */
   private live(now: number): LoadedKey[] {
-    return this.keys.filter((k) => k.retiresAt === null || k.retiresAt > now).sort((a, b) => b.createdAt - a.createdAt);
+    return this.keys
+      .filter((k) => k.retiresAt === null || k.retiresAt > now)
+      .reverse()
+      .sort((a, b) => b.createdAt - a.createdAt);
   }
 
   /** The JSON Web Key Set of the keys that may have signed a live token. */

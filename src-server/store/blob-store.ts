@@ -4,7 +4,6 @@
  * writes. Paths are built only from ids this server generated and checked; never from
  * request input.
  */
-import { createWriteStream } from "node:fs";
 import { mkdir, open, readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
@@ -24,7 +23,10 @@ export class BlobStore {
   async write(corpusId: string, documentId: string, source: Readable | AsyncIterable<Buffer>): Promise<void> {
     const file = this.pathOf(corpusId, documentId);
     await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-    await pipeline(source, createWriteStream(file, { mode: 0o600 }));
+    // The file is opened before any byte flows: a stream that opened lazily could create the
+    // file after a failed upload's clean-up had already run, leaving a partial file behind.
+    const handle = await open(file, "w", 0o600);
+    await pipeline(source, handle.createWriteStream());
   }
 
   async read(corpusId: string, documentId: string): Promise<Buffer> {

@@ -58,7 +58,7 @@ describe("pustaka CLI", () => {
   it("documents every command and option in --help", async () => {
     const help = await run(["serve", "--help"]);
     assert.equal(help.status, 0);
-    for (const flag of ["--host", "--port", "--data-dir", "--models-dir", "--config", "--model <id=path>", "PUSTAKA_API_KEY"]) assert.ok(help.stdout.includes(flag), flag);
+    for (const flag of ["--host", "--port", "--data-dir", "--models-dir", "--config", "--model <id=path|url>", "--upstream-key <id=VAR>", "--upstream-insecure-http", "PUSTAKA_API_KEY"]) assert.ok(help.stdout.includes(flag), flag);
     assert.match((await run(["--help"])).stdout, /serve[\s\S]*models[\s\S]*keys/);
   });
 

@@ -28,9 +28,10 @@ import type {
   UpstreamStatus,
 } from "../types.js";
 import { chatBody, choiceProbabilities, completionBody, embeddingVectors, firstTokenAlternatives, rerankScores, StreamDecoder, type UpstreamDialect } from "./openai-upstream.js";
+import { forcedToolSpec, type ForcedToolSpec } from "../forced-tool-call.js";
 import { primed } from "./primed.js";
 import { ReplicaPool, type ReplicaLease } from "./replica-pool.js";
-import { estimateChatTokens, estimateTextTokens } from "./token-estimate.js";
+import { CALIBRATION_SAMPLES, TokenEstimator } from "./token-estimate.js";
 import { UpstreamClient, UpstreamFailure, type UpstreamTimeouts } from "./upstream-client.js";
 
 export interface RemoteEngineOptions {
@@ -46,6 +47,8 @@ export interface RemoteEngineOptions {
   defaultContextTokens: number;
   /** Inputs per upstream embeddings request. */
   embedBatch: number;
+  /** Route a conversation's turns to the replica holding its prompt (default true). */
+  prefixAffinity?: boolean;
   /** Told when a replica's health changes, and each request's outcome (metrics). */
   onRequest?: (event: UpstreamRequestEvent) => void;
 }
@@ -75,6 +78,10 @@ interface RemoteModel {
   replicas: Replica[];
   pool: ReplicaPool<Replica>;
   timer: NodeJS.Timeout | null;
+  /** Token counts before the upstream counts: calibrated on its tokenizer when it has one. */
+  estimator: TokenEstimator;
+  /** A health check has run on every replica at least once. */
+  checked: boolean;
 }
 
 export class RemoteEngine {
@@ -91,8 +98,14 @@ export class RemoteEngine {
     if (!entry.remote) throw new Error(`the model '${entry.id}' is not remote`);
     this.remove(entry.id);
     const replicas: Replica[] = entry.remote.upstreams.map((target) => ({ id: target.id, target, client: new UpstreamClient(target, this.options.timeouts), dialect: "openai", contextLength: null, checkedAt: null }));
-    const pool = new ReplicaPool(replicas, { model: entry.id, maxInFlight: this.options.maxInFlight, maxQueued: this.options.maxQueued, queueTimeoutMs: this.options.queueTimeoutMs });
-    const model: RemoteModel = { entry, replicas, pool, timer: null };
+    const pool = new ReplicaPool(replicas, {
+      model: entry.id,
+      maxInFlight: this.options.maxInFlight,
+      maxQueued: this.options.maxQueued,
+      queueTimeoutMs: this.options.queueTimeoutMs,
+      ...(this.options.prefixAffinity === false ? { affinityEntries: 0 } : {}),
+    });
+    const model: RemoteModel = { entry, replicas, pool, timer: null, estimator: new TokenEstimator(), checked: false };
     this.models.set(entry.id, model);
     if (this.options.healthIntervalMs > 0) {
       void this.checkAll(model);
@@ -142,11 +155,20 @@ export class RemoteEngine {
     return Promise.resolve().then(() => this.chatRun(entry, input, signal));
   }
 
-  private chatRun(entry: ModelEntry, input: ChatGenerationInput, signal: AbortSignal): ChatRun {
+  private chatRun(entry: ModelEntry, original: ChatGenerationInput, signal: AbortSignal): ChatRun {
     const model = this.model(entry);
-    const promptTokens = estimateChatTokens(input);
+    // A forced call is not left to the upstream's tool support (templates without tools ignore
+    // tool_choice): the call's JSON Schema goes as a json_schema response format, which every
+    // upstream that takes structured output enforces, and the JSON comes back as the call.
+    const choice = original.toolChoice;
+    const forced = (choice === "required" || typeof choice === "object") && original.tools.length > 0 ? forcedToolSpec(original.tools, choice) : null;
+    const input: ChatGenerationInput = forced
+      ? { ...original, messages: withInstruction(original.messages, forced.instruction), tools: [], toolChoice: "none", responseFormat: { type: "json_schema", name: "tool_call", schema: forced.schema } }
+      : original;
+    const promptTokens = model.estimator.chat(original);
     const contextSize = this.contextFor(entry) ?? this.options.defaultContextTokens;
-    const { events, prime } = primed(this.generate(model, "chat", "/chat/completions", (replica) => chatBody(replica.target.model, input, replica.dialect), chatAffinity(input), signal, input.responseFormat.type !== "text"));
+    const generated = this.generate(model, "chat", "/chat/completions", (replica) => chatBody(replica.target.model, input, replica.dialect), chatAffinity(original), signal, input.responseFormat.type !== "text" && !forced);
+    const { events, prime } = primed(forced ? asToolCall(generated, forced) : generated);
     return { promptTokens, contextSize, events, ready: prime };
   }
 
@@ -161,7 +183,7 @@ export class RemoteEngine {
       if (typeof detokenized.content !== "string") throw upstreamError(`the upstream of '${entry.id}' cannot turn token ids back into text; send the prompt as text`);
       promptText = detokenized.content;
     }
-    const promptTokens = typeof prompt === "string" ? estimateTextTokens(prompt) + (input.suffix !== undefined ? estimateTextTokens(input.suffix) : 0) : prompt.length;
+    const promptTokens = typeof prompt === "string" ? model.estimator.text(prompt) + (input.suffix !== undefined ? model.estimator.text(input.suffix) : 0) : prompt.length;
     const { events, prime } = primed(this.generate(model, "completion", "/completions", (replica) => completionBody(replica.target.model, input, replica.dialect), textAffinity(promptText), signal, false));
     return { promptTokens, contextSize: this.contextFor(entry) ?? this.options.defaultContextTokens, promptText, events, ready: prime };
   }
@@ -182,7 +204,7 @@ export class RemoteEngine {
     );
     const vectors = answers.flatMap((a) => a.vectors);
     if (entry.remote && entry.remote.dimensions === null && vectors[0]) entry.remote.dimensions = vectors[0].length;
-    const promptTokens = answers.reduce((n, a, i) => n + (a.promptTokens ?? slices[i]!.reduce((m, text) => m + estimateTextTokens(text) + 2, 0)), 0);
+    const promptTokens = answers.reduce((n, a, i) => n + (a.promptTokens ?? slices[i]!.reduce((m, text) => m + model.estimator.text(text) + 2, 0)), 0);
     return { vectors, promptTokens };
   }
 
@@ -191,7 +213,7 @@ export class RemoteEngine {
     const answer = await this.call(model, "rerank", [], signal, async (replica, s) =>
       rerankScores(await replica.client.postJson("/rerank", { model: replica.target.model, query, documents, top_n: documents.length, return_documents: false }, s), documents.length, replica.dialect, `the upstream ${replica.id} of '${entry.id}'`),
     );
-    const estimate = documents.reduce((n, d) => n + estimateTextTokens(query) + estimateTextTokens(d) + 4, 0);
+    const estimate = documents.reduce((n, d) => n + model.estimator.text(query) + model.estimator.text(d) + 4, 0);
     return { scores: answer.scores, promptTokens: answer.promptTokens ?? estimate };
   }
 
@@ -209,28 +231,28 @@ export class RemoteEngine {
       }
     });
     if (!alternatives) throw upstreamError(`the upstream of '${entry.id}' does not return log probabilities (logprobs), which the relevance judge reads; turn rag.relevanceJudge off for this chat model`);
-    return { probabilities: choiceProbabilities(alternatives, choices), promptTokens: promptTokens ?? estimateChatTokens(input) };
+    return { probabilities: choiceProbabilities(alternatives, choices), promptTokens: promptTokens ?? model.estimator.chat(input) };
   }
 
   async countChatTokens(entry: ModelEntry, input: Pick<ChatGenerationInput, "messages" | "tools" | "toolChoice">): Promise<number> {
     const model = this.model(entry);
     const full: ChatGenerationInput = { ...input, responseFormat: { type: "text" }, stop: [], sampling: { temperature: 0 } };
     const replica = model.replicas.find((r) => r.dialect === "llama-server");
-    if (!replica) return estimateChatTokens(full);
+    if (!replica) return model.estimator.chat(full);
     // llama-server renders the template and tokenises: exact.
     return await this.call(model, "count", [], AbortSignal.timeout(this.options.timeouts.firstByteMs), async (r, s) => {
-      if (r.dialect !== "llama-server") return estimateChatTokens(full);
+      if (r.dialect !== "llama-server") return model.estimator.chat(full);
       const body = chatBody(r.target.model, full, r.dialect);
       const rendered = (await r.client.postJson("/apply-template", body, s, { root: true })) as { prompt?: unknown };
-      if (typeof rendered.prompt !== "string") return estimateChatTokens(full);
+      if (typeof rendered.prompt !== "string") return model.estimator.chat(full);
       const tokens = (await r.client.postJson("/tokenize", { content: rendered.prompt, add_special: true, parse_special: true }, s, { root: true })) as { tokens?: unknown[] };
-      return Array.isArray(tokens.tokens) ? tokens.tokens.length : estimateChatTokens(full);
+      return Array.isArray(tokens.tokens) ? tokens.tokens.length : model.estimator.chat(full);
     });
   }
 
   async countTokens(entry: ModelEntry, text: string): Promise<number> {
     const model = this.model(entry);
-    if (!model.replicas.some((r) => r.dialect === "llama-server" || r.dialect === "vllm")) return estimateTextTokens(text);
+    if (!model.replicas.some((r) => r.dialect === "llama-server" || r.dialect === "vllm")) return model.estimator.text(text);
     return await this.call(model, "count", [], AbortSignal.timeout(this.options.timeouts.firstByteMs), async (r, s) => {
       if (r.dialect === "llama-server") {
         const answer = (await r.client.postJson("/tokenize", { content: text, add_special: false }, s, { root: true })) as { tokens?: unknown[] };
@@ -239,7 +261,7 @@ export class RemoteEngine {
         const answer = (await r.client.postJson("/tokenize", { model: r.target.model, prompt: text, add_special_tokens: false }, s, { root: true })) as { count?: unknown };
         if (typeof answer.count === "number") return answer.count;
       }
-      return estimateTextTokens(text);
+      return model.estimator.text(text);
     });
   }
 
@@ -249,11 +271,18 @@ export class RemoteEngine {
    * the upstream's input length.
    */
   acquireTokenizer(entry: ModelEntry): Promise<TokenizerLease> {
-    return Promise.resolve().then(() => {
-      this.model(entry);
+    return Promise.resolve().then(async () => {
+      const model = this.model(entry);
+      // Chunking for a remote embedder cuts by the estimate: measure the tokenizer first when the upstream can say.
+      if (!model.checked) await this.checkAll(model);
       const context = this.contextFor(entry) ?? 512;
-      return { countTokens: estimateTextTokens, maxEmbeddingTokens: Math.max(16, context - 3), release: () => {} };
+      return { countTokens: model.estimator.text, maxEmbeddingTokens: Math.max(16, context - 3), release: () => {} };
     });
+  }
+
+  /** The token estimator of a remote model (diagnostics and tests). */
+  estimatorFor(entry: ModelEntry): TokenEstimator {
+    return this.model(entry).estimator;
   }
 
   close(): Promise<void> {
@@ -388,6 +417,7 @@ export class RemoteEngine {
   /** Active health check of every replica: `GET /models`, which also says what the upstream is. */
   private async checkAll(model: RemoteModel): Promise<void> {
     await Promise.all(model.replicas.map((replica) => this.check(model, replica)));
+    model.checked = true;
   }
 
   private async check(model: RemoteModel, replica: Replica): Promise<void> {
@@ -396,6 +426,7 @@ export class RemoteEngine {
       const list = await replica.client.getJson("/models", signal);
       this.learn(model, replica, list);
       if (replica.dialect === "llama-server") await this.learnLlamaServer(replica, signal);
+      if (!model.estimator.calibrated) await this.calibrate(model, replica, signal);
       replica.checkedAt = Date.now();
       if (!this.models.has(model.entry.id)) return;
       const before = model.pool.health().find((h) => h.id === replica.id)?.state;
@@ -424,6 +455,24 @@ export class RemoteEngine {
     if (remote && remote.dimensions === null && typeof item?.dimensions === "number") remote.dimensions = item.dimensions;
   }
 
+  /** Measures the upstream's tokenizer on the calibration samples (llama-server and vLLM tokenize). */
+  private async calibrate(model: RemoteModel, replica: Replica, signal: AbortSignal): Promise<void> {
+    if (replica.dialect !== "llama-server" && replica.dialect !== "vllm") return;
+    try {
+      const counts: number[] = [];
+      for (const sample of CALIBRATION_SAMPLES) {
+        const body = replica.dialect === "llama-server" ? { content: sample, add_special: false } : { model: replica.target.model, prompt: sample, add_special_tokens: false };
+        const answer = (await replica.client.postJson("/tokenize", body, signal, { root: true })) as { tokens?: unknown[]; count?: number };
+        const count = typeof answer.count === "number" ? answer.count : Array.isArray(answer.tokens) ? answer.tokens.length : null;
+        if (!count) return;
+        counts.push(count);
+      }
+      model.estimator = TokenEstimator.calibrate(counts);
+    } catch {
+      // Not every server of a dialect tokenizes (an older build, a proxy in front): the default stands.
+    }
+  }
+
   /** llama-server's context per slot (what one request gets), from its properties. */
   private async learnLlamaServer(replica: Replica, signal: AbortSignal): Promise<void> {
     try {
@@ -433,6 +482,26 @@ export class RemoteEngine {
     } catch {
       // Optional: older servers lack /props.
     }
+  }
+}
+
+/** The instruction of a forced call, joined to the system message (or first). */
+function withInstruction(messages: ChatMessage[], instruction: string): ChatMessage[] {
+  const [first, ...rest] = messages;
+  if (first?.role === "system") return [{ role: "system", content: `${first.content}\n\n${instruction}` }, ...rest];
+  return [{ role: "system", content: instruction }, ...messages];
+}
+
+/** A forced call's events: the JSON is held back and ends the run as the tool call it is. */
+async function* asToolCall(events: AsyncGenerator<ChatEvent, void, undefined>, spec: ForcedToolSpec): AsyncGenerator<ChatEvent, void, undefined> {
+  let text = "";
+  for await (const event of events) {
+    if (event.type === "text") {
+      text += event.text;
+      continue;
+    }
+    const cut = event.finishReason === "length";
+    yield { ...event, finishReason: cut ? "length" : "tool_calls", toolCalls: spec.toToolCalls(text.trim()) };
   }
 }
 
@@ -450,7 +519,9 @@ export function toServiceError(failure: UpstreamFailure, model: string): Service
   const reason = failure.message.replace(/^upstream (\S+) \([^)]*\)/, "upstream $1");
   const status = failure.options.status;
   if (failure.options.clientFault) {
-    const code = /context|too long|too large|exceed|maximum.*length/i.test(failure.message) ? "context_length_exceeded" : (failure.options.upstreamCode ?? "invalid_request");
+    // Read the upstream's own words, not its address (a host named context-… must not decide).
+    const said = failure.message.replace(/^upstream \S+ \([^)]*\) answered HTTP \d+: /, "");
+    const code = /context|too long|too large|exceed|maximum.*length/i.test(said) ? "context_length_exceeded" : (failure.options.upstreamCode ?? "invalid_request");
     return new ServiceError("invalid_request", `the upstream server of '${model}' refused the request: ${reason}`, { code: code === "invalid_request_error" ? "invalid_request" : code });
   }
   if (failure.kind === "timeout") return upstreamTimeout(`the upstream server of '${model}' did not answer in time: ${reason}`, failure);

@@ -95,13 +95,13 @@ export class UpstreamClient {
   /** POSTs JSON to `path` (under the base URL, or the root when `root`) and returns the JSON answer. */
   async postJson(path: string, body: unknown, signal: AbortSignal, options: { root?: boolean } = {}): Promise<unknown> {
     const response = await this.send("POST", path, body, signal, options.root === true);
-    return await readJson(response, this.describe(path));
+    return await readJson(response, this.describe(path), this.timeouts);
   }
 
   /** GETs JSON, with its own overall deadline (health checks). */
   async getJson(path: string, signal: AbortSignal, options: { root?: boolean } = {}): Promise<unknown> {
     const response = await this.send("GET", path, undefined, signal, options.root === true);
-    return await readJson(response, this.describe(path));
+    return await readJson(response, this.describe(path), this.timeouts);
   }
 
   /**
@@ -131,9 +131,11 @@ export class UpstreamClient {
       maxEventSize: MAX_EVENT_BYTES,
     } as Parameters<typeof createParser>[0]);
     let done = false;
+    // One decoder for the whole body: a character split between two chunks stays whole.
+    const utf8 = new TextDecoder("utf-8");
     try {
       for await (const chunk of response.body) {
-        parser.feed(typeof chunk === "string" ? chunk : (chunk as Buffer).toString("utf8"));
+        parser.feed(typeof chunk === "string" ? chunk : utf8.decode(chunk as Buffer, { stream: true }));
         if (oversized) throw new UpstreamFailure(`${what} sent an event larger than ${MAX_EVENT_BYTES} bytes`, "protocol");
         while (queue.length > 0) {
           const event = queue.shift()!;
@@ -178,9 +180,12 @@ export class UpstreamClient {
     throw await statusFailure(response, this.describe(path));
   }
 
-  /** `r1 (http://gpu1:8080/v1) POST /chat/completions`: for messages; never the key. */
+  /**
+   * `upstream r1 (/chat/completions)`: for messages, which may reach clients and every key's
+   * view of the model, so neither the upstream's address nor its key is in them (logs add the URL).
+   */
   private describe(path: string): string {
-    return `upstream ${this.target.id} (${this.target.baseUrl}${path})`;
+    return `upstream ${this.target.id} (${path})`;
   }
 
   async close(): Promise<void> {
@@ -191,11 +196,11 @@ export class UpstreamClient {
 function tlsOptions(target: UpstreamTarget): { ca?: Buffer; cert?: Buffer; key?: Buffer } {
   const tls = target.tls;
   if (!tls) return {};
-  return {
-    ...(tls.caFile ? { ca: readFileSync(tls.caFile) } : {}),
-    ...(tls.certFile ? { cert: readFileSync(tls.certFile) } : {}),
-    ...(tls.keyFile ? { key: readFileSync(tls.keyFile) } : {}),
-  };
+  const pem = (text: string | undefined, file: string | undefined) => (text !== undefined ? Buffer.from(text) : file ? readFileSync(file) : undefined);
+  const ca = pem(tls.ca, tls.caFile);
+  const cert = pem(tls.cert, tls.certFile);
+  const key = pem(tls.key, tls.keyFile);
+  return { ...(ca ? { ca } : {}), ...(cert ? { cert } : {}), ...(key ? { key } : {}) };
 }
 
 /** An `{"error": …}` object sent as a stream event (llama-server and vLLM do so for errors mid-generation). */
@@ -221,12 +226,12 @@ async function readText(response: Dispatcher.ResponseData, limit: number, what: 
   return Buffer.concat(chunks).toString("utf8");
 }
 
-async function readJson(response: Dispatcher.ResponseData, what: string): Promise<unknown> {
+async function readJson(response: Dispatcher.ResponseData, what: string, timeouts: UpstreamTimeouts): Promise<unknown> {
   let text: string;
   try {
     text = await readText(response, MAX_JSON_BYTES, what);
   } catch (error) {
-    throw asFailure(error, what, null);
+    throw asFailure(error, what, timeouts);
   }
   try {
     return JSON.parse(text);
@@ -282,18 +287,20 @@ function snippet(text: string): string {
   return flat.length > ERROR_SNIPPET ? `${flat.slice(0, ERROR_SNIPPET)}…` : flat;
 }
 
+const seconds = (ms: number | undefined) => String(Math.round((ms ?? 0) / 100) / 10);
+
 /** Any error of a request as an `UpstreamFailure` (aborts by the caller pass through untouched). */
 function asFailure(error: unknown, what: string, timeouts: UpstreamTimeouts | null): unknown {
   if (error instanceof UpstreamFailure) return error;
   if (isAbortError(error) || error instanceof undiciErrors.RequestAbortedError) return error;
   if (error instanceof undiciErrors.HeadersTimeoutError) {
-    return new UpstreamFailure(`${what} sent no answer within ${Math.round((timeouts?.firstByteMs ?? 0) / 1000)} s`, "timeout", { cause: error });
+    return new UpstreamFailure(`${what} sent no answer within ${seconds(timeouts?.firstByteMs)} s`, "timeout", { cause: error });
   }
   if (error instanceof undiciErrors.BodyTimeoutError) {
-    return new UpstreamFailure(`${what} went silent for ${Math.round((timeouts?.idleMs ?? 0) / 1000)} s in the middle of its answer`, "timeout", { cause: error });
+    return new UpstreamFailure(`${what} went silent for ${seconds(timeouts?.idleMs)} s in the middle of its answer`, "timeout", { cause: error });
   }
   if (error instanceof undiciErrors.ConnectTimeoutError) {
-    return new UpstreamFailure(`${what} could not be reached within ${Math.round((timeouts?.connectMs ?? 0) / 1000)} s`, "connect", { cause: error });
+    return new UpstreamFailure(`${what} could not be reached within ${seconds(timeouts?.connectMs)} s`, "connect", { cause: error });
   }
   if (error instanceof undiciErrors.SocketError || error instanceof undiciErrors.ClientDestroyedError) {
     return new UpstreamFailure(`${what} closed the connection: ${error.message}`, "protocol", { cause: error });

@@ -16,6 +16,7 @@ import { m011CorpusReranker } from "./011-corpus-reranker.js";
 import { m012Responses } from "./012-responses.js";
 import { m013ChunkTerms } from "./013-chunk-terms.js";
 import { m014CorpusSearchDefaults } from "./014-corpus-search-defaults.js";
+import { m015RemoteModels } from "./015-remote-models.js";
 
 export interface Migration {
   version: number;
@@ -23,4 +24,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [m001Core, m002Rag, m003Sessions, m004Conversations, m005ModelFiles, m006RateLimits, m007Audit, m008Tombstones, m009ServiceAccounts, m010EmbeddingPrompts, m011CorpusReranker, m012Responses, m013ChunkTerms, m014CorpusSearchDefaults];
+export const MIGRATIONS: readonly Migration[] = [m001Core, m002Rag, m003Sessions, m004Conversations, m005ModelFiles, m006RateLimits, m007Audit, m008Tombstones, m009ServiceAccounts, m010EmbeddingPrompts, m011CorpusReranker, m012Responses, m013ChunkTerms, m014CorpusSearchDefaults, m015RemoteModels];
