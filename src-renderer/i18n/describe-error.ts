@@ -45,6 +45,11 @@ const KNOWN_CODES = [
   "invalid_host_header",
   "unknown_tier",
   "service_account_not_found",
+  "upstream_not_allowed",
+  "insecure_upstream",
+  "invalid_upstream_url",
+  "model_id_taken",
+  "model_configured",
 ] as const;
 
 type KnownCode = (typeof KNOWN_CODES)[number];

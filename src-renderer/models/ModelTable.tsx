@@ -75,7 +75,7 @@ export function ModelTable({ models, health }: { models: Model[]; health: Health
                     ) : (
                       <>
                         <p className="model-facts">
-                          {t("models.remote", { n: backing.upstreams.length })}
+                          {backing.upstreams.length > 1 ? t("models.remoteReplicas", { n: backing.upstreams.length }) : t("models.remote")}
                           {m.type === "embedding" && m.dimensions ? ` · ${t("models.dimensions", { n: m.dimensions })}` : ""}
                         </p>
                         <ul className="model-upstreams">

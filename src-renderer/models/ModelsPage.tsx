@@ -1,4 +1,4 @@
-/** Models: what is installed and what really serves each name, the engine, downloads, and ways to add models. */
+/** Models: what is installed and what really serves each name, the engine, team servers (admins), downloads, and ways to add models. */
 import { useQuery } from "@tanstack/react-query";
 import { useApi } from "../api/api-context.js";
 import { getHealth } from "../api/models-api.js";
@@ -11,6 +11,7 @@ import { FirstRun } from "./FirstRun.js";
 import { ModelTable } from "./ModelTable.js";
 import { PullList } from "./PullList.js";
 import { RegisterFileForm } from "./RegisterFileForm.js";
+import { TeamServersSection } from "./TeamServersSection.js";
 import { usePulls } from "./use-pulls.js";
 import { useModels } from "./use-models.js";
 import "./models.css";
@@ -41,6 +42,7 @@ export function ModelsPage() {
           <ModelTable models={models.data} health={health.data} />
         </>
       )}
+      <TeamServersSection />
       <CatalogSection pulls={pulls.data ?? []} pullsAvailable={pulls.available} />
       {!empty && <RegisterFileForm />}
     </div>

@@ -12,9 +12,11 @@ export interface ConfirmDialogProps {
   confirmLabel: string;
   /** Runs the action; the dialog stays open showing the error if it fails. */
   onConfirm: () => Promise<unknown>;
+  /** Where focus goes on close (default: back to what opened it); call `event.preventDefault()` to move it yourself. */
+  onCloseAutoFocus?: (event: Event) => void;
 }
 
-export function ConfirmDialog({ open, onOpenChange, title, children, confirmLabel, onConfirm }: ConfirmDialogProps) {
+export function ConfirmDialog({ open, onOpenChange, title, children, confirmLabel, onConfirm, onCloseAutoFocus }: ConfirmDialogProps) {
   const { t } = useI18n();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -38,7 +40,7 @@ export function ConfirmDialog({ open, onOpenChange, title, children, confirmLabe
     <AlertDialog.Root open={open} onOpenChange={change}>
       <AlertDialog.Portal>
         <AlertDialog.Overlay className="overlay" />
-        <AlertDialog.Content className="dialog">
+        <AlertDialog.Content className="dialog" onCloseAutoFocus={onCloseAutoFocus}>
           <AlertDialog.Title className="dialog-title">{title}</AlertDialog.Title>
           <AlertDialog.Description asChild>
             <div className="dialog-desc">{children}</div>

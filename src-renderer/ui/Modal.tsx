@@ -11,15 +11,19 @@ export interface ModalProps {
   description?: ReactNode;
   children: ReactNode;
   wide?: boolean;
+  /** Extra classes on the dialog (its width, its layout). */
+  className?: string;
+  /** Where focus goes on close (default: back to what had it before); call `event.preventDefault()` to move it yourself. */
+  onCloseAutoFocus?: (event: Event) => void;
 }
 
-export function Modal({ open, onOpenChange, title, description, children, wide = false }: ModalProps) {
+export function Modal({ open, onOpenChange, title, description, children, wide = false, className, onCloseAutoFocus }: ModalProps) {
   const { t } = useI18n();
   return (
     <Dialog.Root open={open} onOpenChange={onOpenChange}>
       <Dialog.Portal>
         <Dialog.Overlay className="overlay" />
-        <Dialog.Content className={wide ? "dialog wide" : "dialog"} aria-describedby={description ? undefined : undefined}>
+        <Dialog.Content className={[wide ? "dialog wide" : "dialog", className].filter(Boolean).join(" ")} aria-describedby={description ? undefined : undefined} onCloseAutoFocus={onCloseAutoFocus}>
           <div className="dialog-head">
             <Dialog.Title className="dialog-title">{title}</Dialog.Title>
             <Dialog.Close className="icon-btn" aria-label={t("common.close")}>

@@ -1,24 +1,44 @@
 /**
  * Contract tests with the official `openai` npm client pointed at the server: what the
- * SDK sends, the server must accept, and what the server returns, the SDK must parse.
+ * SDK sends, the server must accept, and what the server returns, the SDK must parse. The
+ * same tests run twice: with the models in Pustaka's own engine, and with the same models
+ * served by llama.cpp's llama-server behind Pustaka (remote models).
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import OpenAI from "openai";
+import { startLlamaServer, type LlamaServer } from "../helpers/llama-server.js";
 import { testModel, tinyModel } from "../helpers/models.js";
 import { startTestServer, type TestServer } from "../helpers/test-server.js";
 
-describe("official openai client", () => {
+for (const backing of ["local", "remote"] as const) {
+describe(`official openai client (${backing} models)`, () => {
   let t: TestServer;
   let client: OpenAI;
+  const upstreams: LlamaServer[] = [];
   before(async () => {
-    t = await startTestServer({
-      bindings: { "svc-merlion-13b": tinyModel("stories260K"), "svc-embed-1024": testModel("embed-1024") },
-      config: { chat: { contextSize: 512 } },
-    });
+    if (backing === "local") {
+      t = await startTestServer({
+        bindings: { "svc-merlion-13b": tinyModel("stories260K"), "svc-embed-1024": testModel("embed-1024") },
+        config: { chat: { contextSize: 512 } },
+      });
+    } else {
+      const [chat, embed] = await Promise.all([
+        startLlamaServer({ model: tinyModel("stories260K"), alias: "stories", parallel: 2, contextSize: 1024 }),
+        startLlamaServer({ model: testModel("embed-1024"), alias: "embed", kind: "embedding", parallel: 2, contextSize: 1024 }),
+      ]);
+      upstreams.push(chat, embed);
+      t = await startTestServer({
+        bindings: {},
+        config: { models: { remote: { "svc-merlion-13b": { upstreams: [{ url: chat.url, model: "stories" }] }, "svc-embed-1024": { upstreams: [{ url: embed.url, model: "embed" }] } } } },
+      });
+    }
     client = new OpenAI({ apiKey: t.key, baseURL: `${t.url}/v1`, maxRetries: 0 });
   });
-  after(() => t.close());
+  after(async () => {
+    await t?.close();
+    await Promise.all(upstreams.map((u) => u.stop()));
+  });
 
   it("chat.completions.create without stream", async () => {
     const completion = await client.chat.completions.create({ model: "svc-merlion-13b", messages: [{ role: "user", content: "Once upon a time" }], max_tokens: 8, temperature: 0 });
@@ -78,10 +98,17 @@ describe("official openai client", () => {
     const ids: string[] = [];
     for await (const model of client.models.list()) ids.push(model.id);
     assert.ok(ids.includes("svc-merlion-13b") && ids.includes("svc-embed-1024"), ids.join(","));
-    const model = (await client.models.retrieve("svc-embed-1024")) as OpenAI.Model & { type: string; dimensions: number; backing: { file: string } };
+    const model = (await client.models.retrieve("svc-embed-1024")) as OpenAI.Model & { type: string; dimensions: number; backing: { kind: string; file?: string; upstreams?: { model: string }[] } };
     assert.equal(model.type, "embedding");
-    assert.equal(model.dimensions, 1024);
-    assert.equal(model.backing.file, testModel("embed-1024"));
+    if (backing === "local") {
+      assert.equal(model.dimensions, 1024);
+      assert.equal(model.backing.file, testModel("embed-1024"));
+    } else {
+      // The width is learnt from the upstream's first answer (the embeddings test above).
+      assert.equal(model.dimensions, 1024);
+      assert.equal(model.backing.kind, "remote");
+      assert.equal(model.backing.upstreams?.[0]?.model, "embed");
+    }
   });
 
   it("surfaces errors as the SDK's typed errors", async () => {
@@ -98,3 +125,4 @@ describe("official openai client", () => {
     await assert.rejects(anonymous.models.list(), OpenAI.AuthenticationError);
   });
 });
+}

@@ -93,6 +93,8 @@ interface WireChunk {
     text?: string | null;
     delta?: { content?: string | null; tool_calls?: { index?: number; id?: string; function?: { name?: string; arguments?: string } }[] | null } | null;
     finish_reason?: string | null;
+    /** vLLM: the stop string (or token id) that ended the generation. */
+    stop_reason?: string | number | null;
   }[];
   usage?: WireUsage | null;
   /** llama-server: prompt tokens taken from its cache. */
@@ -105,6 +107,7 @@ interface WireChunk {
  */
 export class StreamDecoder {
   private finish: string | null = null;
+  private stopSequence: string | undefined;
   private usage: WireUsage | null = null;
   private cached = 0;
   private completionChunks = 0;
@@ -135,6 +138,7 @@ export class StreamDecoder {
         if (fragment.function?.arguments) call.arguments += fragment.function.arguments;
       }
       if (choice.finish_reason) this.finish = choice.finish_reason;
+      if (typeof choice.stop_reason === "string") this.stopSequence = choice.stop_reason;
     }
     return out;
   }
@@ -150,6 +154,8 @@ export class StreamDecoder {
       toolCalls,
       completionTokens: this.usage?.completion_tokens ?? this.completionChunks,
       cachedTokens: this.usage?.prompt_tokens_details?.cached_tokens ?? this.cached,
+      // Only vLLM says which stop sequence matched; llama-server's OpenAI answers do not.
+      ...(reason === "stop" && this.stopSequence !== undefined ? { stopSequence: this.stopSequence } : {}),
       ...(typeof this.usage?.prompt_tokens === "number" ? { promptTokens: this.usage.prompt_tokens } : {}),
     };
   }
