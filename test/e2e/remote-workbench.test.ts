@@ -13,24 +13,18 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import { startLlamaServer, type LlamaServer } from "../helpers/llama-server.js";
 import { REPO_ROOT, testModel } from "../helpers/models.js";
 import { evalDoc, upload, waitForStatus } from "../helpers/rag.js";
+import { CHROMIUM, CHROMIUM_ARGS, capAnswers, screenshotter } from "../helpers/browser.js";
 import { startTestServer, type TestServer } from "../helpers/test-server.js";
 
 const RENDERER = path.join(REPO_ROOT, "dist", "renderer");
 const SHOTS = path.join(REPO_ROOT, "test-results", "e2e-remote");
-const CHROMIUM = process.env.PUSTAKA_CHROMIUM ?? "/usr/bin/chromium";
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
 
 describe("the workbench with a remote chat model", () => {
   let upstream: LlamaServer;
   let t: TestServer;
   let browser: Browser;
   let page: Page;
-  const shot = async (name: string) => {
-    await page.screenshot({ path: path.join(SHOTS, `${name}-light.png`) });
-    await page.emulateMedia({ colorScheme: "dark" });
-    await page.screenshot({ path: path.join(SHOTS, `${name}-dark.png`) });
-    await page.emulateMedia({ colorScheme: "light" });
-  };
+  const shot = screenshotter(() => page, SHOTS);
   const busySlots = async () => ((await (await fetch(`${upstream.url.replace(/\/v1$/, "")}/slots`)).json()) as { is_processing: boolean }[]).filter((s) => s.is_processing).length;
 
   before(async () => {
@@ -49,15 +43,7 @@ describe("the workbench with a remote chat model", () => {
     page.on("pageerror", (error) => assert.fail(`page error: ${error.message}`));
     await page.goto(t.server.signInLink()!);
     await page.getByRole("textbox", { name: /Message|Question/ }).waitFor();
-    // The 135M test model can run on until its context is full: answers are capped, except the one Stop is for.
-    await page.route("**/v1/**", async (route) => {
-      const request = route.request();
-      if (request.method() === "POST" && /\/(query|chat\/completions)$/.test(request.url()) && !request.postData()?.includes("long story")) {
-        await route.continue({ postData: JSON.stringify({ ...JSON.parse(request.postData() ?? "{}"), max_tokens: 48 }) });
-        return;
-      }
-      await route.continue();
-    });
+    await capAnswers(page);
   });
 
   after(async () => {

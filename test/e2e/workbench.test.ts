@@ -15,13 +15,12 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { REPO_ROOT, testModel } from "../helpers/models.js";
+import { CHROMIUM, CHROMIUM_ARGS, capAnswers, screenshotter } from "../helpers/browser.js";
 import { startTestServer, type TestServer } from "../helpers/test-server.js";
 
 const RENDERER = path.join(REPO_ROOT, "dist", "renderer");
 const FIXTURES = path.join(REPO_ROOT, "test", "fixtures", "documents");
 const SHOTS = path.join(REPO_ROOT, "test-results", "e2e");
-const CHROMIUM = process.env.PUSTAKA_CHROMIUM ?? "/usr/bin/chromium";
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
 
 /** Records, in the page, when answer chunks arrive and when answer text changes on screen. */
 const TIMING_PROBE = `
@@ -61,13 +60,7 @@ describe("the workbench in Chromium", () => {
   let page: Page;
   let startToInteractiveMs = 0;
   const tokenDelays: number[] = [];
-  /** The current screen in light and in dark (the workbench follows the OS colour scheme). */
-  const shot = async (name: string) => {
-    await page.screenshot({ path: path.join(SHOTS, `${name}-light.png`) });
-    await page.emulateMedia({ colorScheme: "dark" });
-    await page.screenshot({ path: path.join(SHOTS, `${name}-dark.png`) });
-    await page.emulateMedia({ colorScheme: "light" });
-  };
+  const shot = screenshotter(() => page, SHOTS);
 
   before(async () => {
     assert.ok(existsSync(path.join(RENDERER, "index.html")), `the workbench is not built: run \`npm run build\` (looked in ${RENDERER})`);
@@ -87,15 +80,7 @@ describe("the workbench in Chromium", () => {
     await page.goto(t.server.signInLink()!);
     await page.getByRole("textbox", { name: /Message|Question/ }).waitFor();
     startToInteractiveMs = performance.now() - started;
-    // The 135M test model can loop until its context is full; answers are capped to keep the run short.
-    await page.route("**/v1/**", async (route) => {
-      const request = route.request();
-      if (request.method() === "POST" && /\/(query|chat\/completions)$/.test(request.url()) && !request.postData()?.includes("long story")) {
-        await route.continue({ postData: JSON.stringify({ ...JSON.parse(request.postData() ?? "{}"), max_tokens: 48 }) });
-        return;
-      }
-      await route.continue();
-    });
+    await capAnswers(page);
   });
 
   after(async () => {

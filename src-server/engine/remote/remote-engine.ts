@@ -346,20 +346,12 @@ export class RemoteEngine {
         yield end;
         return;
       } catch (error) {
-        if (error instanceof UpstreamFailure) {
-          outcome = error.options.clientFault ? "rejected" : "failure";
-          lease.release(error.options.clientFault ? "neutral" : "failure", error.message);
-          this.logger.warn({ model: model.entry.id, upstream: replica.id, url: replica.target.baseUrl, op, kind: error.kind, status: error.options.status, yielded }, error.message);
-          if (!yielded && error.retryable) {
-            tried.add(replica.id);
-            last = error;
-            continue;
-          }
-          throw toServiceError(error, model.entry.id);
-        }
-        if (!(signal.aborted || isAbortError(error))) outcome = "failure";
-        lease.release("neutral");
-        throw error;
+        const failed = this.failed(model, lease, op, error, signal, !yielded);
+        outcome = failed.outcome;
+        if (!failed.retry) throw failed.error;
+        tried.add(replica.id);
+        last = failed.retry;
+        continue;
       } finally {
         // A consumer that stops reading (the client went away) lands here: the stream closes, the upstream cancels.
         lease.release("neutral");
@@ -384,24 +376,36 @@ export class RemoteEngine {
         lease.release("success");
         return result;
       } catch (error) {
-        if (error instanceof UpstreamFailure) {
-          outcome = error.options.clientFault ? "rejected" : "failure";
-          lease.release(error.options.clientFault ? "neutral" : "failure", error.message);
-          this.logger.warn({ model: model.entry.id, upstream: replica.id, url: replica.target.baseUrl, op, kind: error.kind, status: error.options.status }, error.message);
-          if (error.retryable) {
-            tried.add(replica.id);
-            last = error;
-            continue;
-          }
-          throw toServiceError(error, model.entry.id);
-        }
-        if (!(signal.aborted || isAbortError(error))) outcome = "failure";
-        lease.release("neutral");
-        throw error;
+        const failed = this.failed(model, lease, op, error, signal, true);
+        outcome = failed.outcome;
+        if (!failed.retry) throw failed.error;
+        tried.add(replica.id);
+        last = failed.retry;
+        continue;
       } finally {
         this.options.onRequest?.({ model: model.entry.id, upstream: replica.id, op, outcome, seconds: (performance.now() - started) / 1000 });
       }
     }
+  }
+
+  /**
+   * Ends a failed attempt: the lease released (against the replica's health unless the request
+   * itself was at fault or the client left) and the failure logged with the replica's URL.
+   * Says whether to retry on another replica (`mayRetry` and the failure allows it), else the
+   * error the client hears (an abort passes through untouched).
+   */
+  private failed(model: RemoteModel, lease: ReplicaLease<Replica>, op: string, error: unknown, signal: AbortSignal, mayRetry: boolean): { outcome: UpstreamRequestEvent["outcome"]; retry: UpstreamFailure | null; error: unknown } {
+    const replica = lease.replica;
+    if (!(error instanceof UpstreamFailure)) {
+      lease.release("neutral");
+      return { outcome: signal.aborted || isAbortError(error) ? "cancelled" : "failure", retry: null, error };
+    }
+    const rejected = error.options.clientFault === true;
+    const outcome = rejected ? "rejected" : "failure";
+    lease.release(rejected ? "neutral" : "failure", error.message);
+    const retry = mayRetry && error.retryable;
+    this.logger.warn({ model: model.entry.id, upstream: replica.id, url: replica.target.baseUrl, op, kind: error.kind, status: error.options.status, retry }, error.message);
+    return retry ? { outcome, retry: error, error } : { outcome, retry: null, error: toServiceError(error, model.entry.id) };
   }
 
   /** The next replica to try; once every replica failed this request, the last failure is what the client hears. */
