@@ -346,7 +346,8 @@ function remoteEntry(id: string, spec: RemoteModelSpec, alias: CatalogAlias | un
     type,
     aliases: [],
     gguf: null,
-    remote: { upstreams: spec.upstreams, contextLength: spec.contextLength ?? null, dimensions: spec.dimensions ?? null },
+    // An alias's promised width is what the upstream must produce (checked on every answer).
+    remote: { upstreams: spec.upstreams, contextLength: spec.contextLength ?? null, dimensions: spec.dimensions ?? alias?.dimensions ?? null },
     catalog: null,
     origin: "remote",
   };

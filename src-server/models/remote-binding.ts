@@ -44,7 +44,11 @@ export interface RemoteBinding {
   upstreams: UpstreamTarget[];
   /** Tokens one request may use, when configured or learnt from an upstream; null: unknown. */
   contextLength: number | null;
-  /** Embedding width, when configured or learnt from an upstream; null: unknown. */
+  /**
+   * Embedding width: configured, promised by the alias the model is bound to
+   * (`svc-embed-1024`), or learnt from the upstream's first answer; null: unknown. Once known,
+   * an answer of another width is refused (an index cannot mix widths).
+   */
   dimensions: number | null;
 }
 

@@ -60,6 +60,8 @@ describe("remote models on llama-server", () => {
             "team-chat": { upstreams: [{ url: chatUp.url, model: "smol" }] },
             "team-embed": { type: "embedding", upstreams: [{ url: embedUp.url, model: "minilm" }] },
             "team-rerank": { type: "rerank", upstreams: [{ url: rerankUp.url, model: "ranker" }] },
+            // The alias promises 1024 dimensions; this upstream's model has 384.
+            "svc-embed-1024": { upstreams: [{ url: embedUp.url, model: "minilm" }] },
           },
         },
         upstreams: { healthIntervalSeconds: 1 },
@@ -208,6 +210,10 @@ describe("remote models on llama-server", () => {
     assert.deepEqual(out.data.map((d: any) => d.index), many.map((_, i) => i));
     assert.ok(cosine(out.data[149].embedding, (await (await post("/v1/embeddings", { model: "local-minilm", input: [many[149]] })).json() as any).data[0].embedding) > 0.999);
     assert.equal((await (await post("/v1/embeddings", { model: "team-embed", input: "x", dimensions: 128 })).json() as any).error.code, "unsupported_dimensions");
+    // An alias keeps its promise: svc-embed-1024 bound to an upstream that answers 384 dimensions is refused, not served.
+    const broken = await post("/v1/embeddings", { model: "svc-embed-1024", input: ["x"] });
+    assert.equal(broken.status, 502);
+    assert.match(((await broken.json()) as any).error.message, /384-dimension embeddings, but 'svc-embed-1024' produces 1024/);
   });
 
   it("reranks with the upstream's cross-encoder, as probabilities", async () => {

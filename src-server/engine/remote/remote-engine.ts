@@ -205,7 +205,13 @@ export class RemoteEngine {
       ),
     );
     const vectors = answers.flatMap((a) => a.vectors);
-    if (entry.remote && entry.remote.dimensions === null && vectors[0]) entry.remote.dimensions = vectors[0].length;
+    const width = vectors[0]?.length;
+    if (entry.remote && width !== undefined) {
+      if (entry.remote.dimensions === null) entry.remote.dimensions = width;
+      else if (width !== entry.remote.dimensions) {
+        throw upstreamError(`the upstream of '${entry.id}' answers ${width}-dimension embeddings, but '${entry.id}' produces ${entry.remote.dimensions}: its upstream serves another model than the one configured`);
+      }
+    }
     const promptTokens = answers.reduce((n, a, i) => n + (a.promptTokens ?? slices[i]!.reduce((m, text) => m + model.estimator.text(text) + 2, 0)), 0);
     return { vectors, promptTokens };
   }
