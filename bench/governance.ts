@@ -13,7 +13,7 @@ import path from "node:path";
 import { once } from "node:events";
 import { testModel } from "../test/helpers/models.js";
 import { openAudit } from "../src-server/server.js";
-import { openDatabase } from "../src-server/store/database.js";
+import { openSqlDatabase } from "../src-server/store/sql-database.js";
 import { verifyExportFile } from "../src-server/security/audit-export.js";
 import type { Principal } from "../src-server/domain/scopes.js";
 import { median, percentile, startInProcessServer, streamChat } from "./lib.js";
@@ -100,8 +100,8 @@ async function overhead(): Promise<Record<string, unknown>> {
 async function atScale(): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "pustaka-gov-audit-"));
   try {
-    const db = openDatabase(dir);
-    const audit = openAudit(db, dir);
+    const db = await openSqlDatabase({ kind: "sqlite", dataDir: dir });
+    const audit = await openAudit(db, dir);
     const principal: Principal = { workspaceId: "ws_default", keyId: "key_bench", keyName: "bench", scopes: new Set(["audit.read"]) };
     const t0 = performance.now();
     for (let i = 0; i < ENTRIES; i++) {
@@ -114,7 +114,7 @@ async function atScale(): Promise<Record<string, unknown>> {
         data: { model: "svc-merlion-13b", prompt_sha256: "9f".repeat(32), prompt_tokens: 512, completion_tokens: 128, status: 200, latency_ms: 900 },
       });
     }
-    audit.flush();
+    await audit.flush();
     const writeS = (performance.now() - t0) / 1000;
     const t1 = performance.now();
     const verified = await audit.verify(principal);
@@ -132,8 +132,8 @@ async function atScale(): Promise<Record<string, unknown>> {
     const offlineS = (performance.now() - t3) / 1000;
     if (!offline.valid) throw new Error(`offline verify failed: ${JSON.stringify(offline.problems.slice(0, 3))}`);
     const dbBytes = statSync(path.join(dir, "pustaka.db")).size + (statSync(path.join(dir, "pustaka.db-wal"), { throwIfNoEntry: false })?.size ?? 0);
-    audit.close();
-    db.close();
+    await audit.close();
+    await db.close();
     log(`\n## Audit trail at ${ENTRIES.toLocaleString("en")} entries\n`);
     log("| step | time | rate |");
     log("|---|---|---|");

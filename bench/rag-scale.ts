@@ -35,10 +35,9 @@ import { CorpusKeyring } from "../src-server/security/corpus-keyring.js";
 import { LocalKeyFileProvider } from "../src-server/security/local-key-file-provider.js";
 import { ChunkStore, type SealedChunk } from "../src-server/store/chunk-store.js";
 import { CorpusStore } from "../src-server/store/corpus-store.js";
-import { openDatabase } from "../src-server/store/database.js";
+import { openSqlDatabase } from "../src-server/store/sql-database.js";
 import { DocumentStore } from "../src-server/store/document-store.js";
 import { SnapshotFiles } from "../src-server/store/snapshot-files.js";
-import { WorkspaceStore } from "../src-server/store/workspace-store.js";
 import { percentile } from "./lib.js";
 
 const OPEN = process.argv[2] === "--open";
@@ -92,24 +91,26 @@ interface Questions {
   filterDocuments: string[];
 }
 
-function openStores(dir: string) {
-  const db = openDatabase(dir);
-  const corpora = new CorpusStore(db);
-  const chunks = new ChunkStore(db);
+async function openStores(dir: string) {
+  const store = await openSqlDatabase({ kind: "sqlite", dataDir: dir });
+  // Stores not yet on the asynchronous store read SQLite directly.
+  const db = store.sqlite!;
+  const corpora = new CorpusStore(store);
+  const chunks = new ChunkStore(store);
   // A keyring of its own, as after a restart: the key is unwrapped from storage.
   const keyring = new CorpusKeyring(new LocalKeyFileProvider(path.join(dir, "kek.bin")), corpora);
   const events: CorpusIndexEvent[] = [];
   const indexes = new CorpusIndexes(chunks, keyring, { snapshots: new SnapshotFiles(path.join(dir, "index-snapshots")), snapshotDelayMs: 3_600_000, onEvent: (e) => events.push(e) });
-  return { db, corpora, chunks, keyring, indexes, events };
+  return { store, db, corpora, chunks, keyring, indexes, events };
 }
 
 if (!OPEN) {
   const dir = mkdtempSync(path.join(os.tmpdir(), "pustaka-scale-"));
-  const { db, corpora, chunks, keyring, indexes, events } = openStores(dir);
-  const documents = new DocumentStore(db);
-  new WorkspaceStore(db).insert({ id: "ws_default", name: "bench", createdAt: 0 });
+  const { store, db, corpora, chunks, keyring, indexes, events } = await openStores(dir);
+  const documents = new DocumentStore(store);
+  db.prepare("INSERT INTO workspaces (id, name, created_at) VALUES (?, ?, ?)").run("ws_default", "bench", 0);
   const corpusId = newId("corp_");
-  corpora.insert({ id: corpusId, workspaceId: "ws_default", name: "scale", chunking: "fixed", embeddingModel: "synthetic", dimensions: DIM, embeddingPrompts: { query: "", document: "" }, rerankModel: null, searchDefaults: null, retentionDays: 30, metadata: {}, createdAt: 0, updatedAt: 0 }, await keyring.create(corpusId));
+  await corpora.insert({ id: corpusId, workspaceId: "ws_default", name: "scale", chunking: "fixed", embeddingModel: "synthetic", dimensions: DIM, embeddingPrompts: { query: "", document: "" }, rerankModel: null, searchDefaults: null, retentionDays: 30, metadata: {}, createdAt: 0, updatedAt: 0 }, await keyring.create(corpusId));
   const cipher = await keyring.cipher(corpusId);
 
   const perDocument = Math.min(1000, N / 50);
@@ -121,7 +122,7 @@ if (!OPEN) {
   for (let d = 0; d < N / perDocument; d++) {
     const documentId = newId("doc_");
     if (filterDocuments.length < 2) filterDocuments.push(documentId);
-    documents.insert({ id: documentId, corpusId, filename: `doc-${d}.md`, contentType: "text/markdown", format: "md", bytes: 1, sha256: documentId.padEnd(64, "0"), status: "processing", error: null, pageCount: null, chunkCount: 0, metadata: {}, attempts: 1, createdAt: d, updatedAt: d, indexedAt: null });
+    await documents.insert({ id: documentId, corpusId, filename: `doc-${d}.md`, contentType: "text/markdown", format: "md", bytes: 1, sha256: documentId.padEnd(64, "0"), status: "processing", error: null, pageCount: null, chunkCount: 0, metadata: {}, attempts: 1, createdAt: d, updatedAt: d, indexedAt: null });
     const sealed: SealedChunk[] = [];
     for (let i = 0; i < perDocument; i++) {
       const id = newId("chk_");
@@ -130,7 +131,7 @@ if (!OPEN) {
       if (random() < 0.002 && samples.length < 100) samples.push({ topic, text });
       sealed.push({ id, corpusId, documentId, index: i, start: 0, end: text.length, pageStart: null, pageEnd: null, tokenCount: 60, content: sealContent(cipher, id, { text, headingPath: [] }), vector: sealVector(cipher, id, near(topics[topic]!)), terms: sealTerms(cipher, id, analyzeChunk(text)) });
     }
-    chunks.commitDocument(documentId, sealed, null, d);
+    await chunks.commitDocument(documentId, sealed, null, d);
   }
   const writeSeconds = (performance.now() - writeStarted) / 1000;
 
@@ -149,7 +150,7 @@ if (!OPEN) {
   const written = events.find((e) => e.type === "snapshot.written");
   if (!written) throw new Error(`no snapshot written: ${JSON.stringify(events)}`);
   await indexes.close();
-  db.close();
+  await store.close();
 
   /** Questions: near a sampled chunk's topic, in three of its words. */
   const questions: Questions = {
@@ -166,7 +167,7 @@ if (!OPEN) {
   rmSync(dir, { recursive: true, force: true });
   process.stdout.write(JSON.stringify({ chunks: N, dimensions: DIM, writeSeconds, buildSeconds, buildMemoryMb, snapshotWriteSeconds, snapshotMb: written.type === "snapshot.written" ? written.bytes / 1048576 : null, ...opened }));
 } else {
-  const { db, chunks, keyring, indexes, events } = openStores(DIR!);
+  const { store, chunks, keyring, indexes, events } = await openStores(DIR!);
   const corpusId = CORPUS!;
   const { questions, filterDocuments } = JSON.parse(readFileSync(path.join(DIR!, "questions.json"), "utf8")) as Questions;
   global.gc?.();
@@ -222,7 +223,7 @@ if (!OPEN) {
       const started = performance.now();
       const hits = await index.search({ mode: "hybrid", text, vector, topK: RERANK_CANDIDATES });
       // The candidates' texts decrypted from the store, as the query service does.
-      const byId = new Map(chunks.byIds(hits.map((h) => h.chunkId)).map((c) => [c.id, openContent(cipher, c.id, c.content).text]));
+      const byId = new Map((await chunks.byIds(hits.map((h) => h.chunkId))).map((c) => [c.id, openContent(cipher, c.id, c.content).text]));
       await engine.rerank(entry, text, hits.map((h) => byId.get(h.chunkId)!), signal);
       times.push(performance.now() - started);
     }
@@ -235,21 +236,21 @@ if (!OPEN) {
   // snapshot up to date (decrypts and adds the new chunks) instead of rebuilding.
   const cipher = await keyring.cipher(corpusId);
   const documentId = newId("doc_");
-  new DocumentStore(db).insert({ id: documentId, corpusId, filename: "late.md", contentType: "text/markdown", format: "md", bytes: 1, sha256: documentId.padEnd(64, "0"), status: "processing", error: null, pageCount: null, chunkCount: 0, metadata: {}, attempts: 1, createdAt: 0, updatedAt: 0, indexedAt: null });
+  await new DocumentStore(store).insert({ id: documentId, corpusId, filename: "late.md", contentType: "text/markdown", format: "md", bytes: 1, sha256: documentId.padEnd(64, "0"), status: "processing", error: null, pageCount: null, chunkCount: 0, metadata: {}, attempts: 1, createdAt: 0, updatedAt: 0, indexedAt: null });
   const late: SealedChunk[] = Array.from({ length: 1000 }, (_, i) => {
     const id = newId("chk_");
     const text = `${sentence(12)}. ${sentence(20)}. ${sentence(15)}.`;
     return { id, corpusId, documentId, index: i, start: 0, end: text.length, pageStart: null, pageEnd: null, tokenCount: 60, content: sealContent(cipher, id, { text, headingPath: [] }), vector: sealVector(cipher, id, near(topics[i % topics.length]!)), terms: sealTerms(cipher, id, analyzeChunk(text)) };
   });
-  chunks.commitDocument(documentId, late, null, 0);
-  const behind = openStores(DIR!);
+  await chunks.commitDocument(documentId, late, null, 0);
+  const behind = await openStores(DIR!);
   const behindStarted = performance.now();
   await behind.indexes.get(corpusId);
   const openBehindSeconds = (performance.now() - behindStarted) / 1000;
   const behindEvent = behind.events.find((e) => e.type === "opened");
   if (behindEvent?.type !== "opened" || behindEvent.from !== "snapshot" || behindEvent.added !== 1000) throw new Error(`not brought up to date: ${JSON.stringify(behindEvent)}`);
   await behind.indexes.close();
-  behind.db.close();
-  db.close();
+  await behind.store.close();
+  await store.close();
   process.stdout.write(JSON.stringify({ openedFrom: openedFrom?.type === "opened" ? openedFrom.from : null, openSeconds, openMemoryMb, vectorIndexSeconds, approximate: index.approximate, memoryMb, latency, recallAt10, openBehindSeconds }));
 }

@@ -50,6 +50,7 @@ import { adminRoutes } from "./http/routes/admin-routes.js";
 import { openApiDocument } from "./http/openapi/openapi-document.js";
 import { doc } from "./http/openapi/route-doc.js";
 import type { Metrics } from "./http/metrics.js";
+import type { Readiness } from "./ops/readiness.js";
 import { chatRoutes } from "./http/routes/chat-routes.js";
 import { completionsRoutes } from "./http/routes/completions-routes.js";
 import { messagesRoutes } from "./http/routes/messages-routes.js";
@@ -83,6 +84,8 @@ export interface AppDeps {
   oauth: { accounts: ServiceAccountService; keys: OAuthKeys };
   /** Prometheus metrics (the server makes them first: the remote engine reports into them). */
   metrics: Metrics;
+  /** What `GET /readyz` reports. */
+  readiness: Readiness;
   /** What `GET /v1/admin/security` reports. */
   securityStatus: () => SecurityStatus;
   http: { host: string; allowedHosts: string[]; maxJsonBodyBytes: number };
@@ -101,10 +104,14 @@ export function createApp(deps: AppDeps): Express {
   const metrics = deps.metrics;
   app.use(metrics.middleware());
   app.use(hostGuard(deps.http.host, deps.http.allowedHosts));
+  app.get("/readyz", doc({ summary: "Readiness for a load balancer: the store answers, its schema is current, the key provider works, the replica is not draining (503 otherwise); no key needed", tag: "Discovery", public: true }), async (_req, res) => {
+    const report = await deps.readiness.report();
+    res.status(report.status === "ready" ? 200 : 503).json(report);
+  });
   app.get("/healthz", doc({ summary: "Liveness and the engine's state (GPU, threads, loaded models); no key needed", tag: "Discovery", public: true }), (_req, res) => {
     // No credential needed here, so nothing about this machine's files: model ids, not paths.
     const engine = deps.engine.status();
-    res.json({ status: "ok", version: deps.version, engine: { ...engine, loadedModels: engine.loadedModels.map(({ path: _path, ...m }) => m) } });
+    res.json({ status: "ok", version: deps.version, replica: deps.readiness.replica, engine: { ...engine, loadedModels: engine.loadedModels.map(({ path: _path, ...m }) => m) } });
   });
   // The token endpoint, JWKS and OAuth metadata come before authentication (they are how a
   // service account gets a credential) and before the workbench's page fallback.

@@ -21,7 +21,7 @@ import { publicKeyFromText } from "./security/audit-chain.js";
 import { verifyExportFile } from "./security/audit-export.js";
 import { readFileSync } from "node:fs";
 import { ApiKeyStore } from "./store/api-key-store.js";
-import { openDatabase, type Database } from "./store/database.js";
+import { openSqlDatabase, type SqlDatabase } from "./store/sql-database.js";
 import { rotateConfiguredKek } from "./security/kek-rotation.js";
 import { openKeyProvider } from "./security/key-providers.js";
 import { WorkspaceStore } from "./store/workspace-store.js";
@@ -34,6 +34,8 @@ import { supervisorChannel } from "./supervisor/supervisor-protocol.js";
 interface CommonFlags {
   config?: string;
   dataDir?: string;
+  /** postgres://… (the shared store of a team server). */
+  database?: string;
   modelsDir?: string;
   catalog?: string;
   model: string[];
@@ -42,6 +44,7 @@ interface CommonFlags {
 }
 
 interface ServeFlags extends CommonFlags {
+  replicaId?: string;
   host?: string;
   port?: number;
   allowedHost: string[];
@@ -124,6 +127,8 @@ function configFrom(flags: Partial<ServeFlags>): Config {
     host: flags.host,
     port: flags.port,
     dataDir: flags.dataDir,
+    database: { url: flags.database },
+    replicaId: flags.replicaId,
     modelsDir: flags.modelsDir,
     catalogPath: flags.catalog,
     logLevel: flags.logLevel,
@@ -142,6 +147,7 @@ function withCommonOptions(command: Command): Command {
   return command
     .option("--config <file>", "JSON configuration file (see README)")
     .option("--data-dir <dir>", "where the database lives (default: the platform's app-data folder, or PUSTAKA_DATA_DIR)")
+    .option("--database <url>", "a postgres:// URL: keep the store in Postgres, shared by every replica of a team server (default: SQLite in the data folder; or PUSTAKA_DATABASE_URL)")
     .option("--models-dir <dir>", "folder scanned for .gguf models (default: <data-dir>/models)")
     .option("--catalog <file>", "model catalog to use instead of the bundled one")
     .option("--model <id=path|url>", "bind a model id, alias (svc-merlion-13b, svc-embed-1024) or new id to a GGUF file, or to an upstream server as ID=http(s)://host:port/v1#upstream-model (repeat the ID for replicas); repeatable", collect, [])
@@ -168,7 +174,7 @@ async function serve(flags: ServeFlags): Promise<void> {
   if (config.insecureHttp && !config.tls.certFile && !isLoopbackHost(config.host)) {
     process.stderr.write(`warning: serving plain HTTP on ${config.host} (--insecure-http): API keys and documents cross the network unencrypted\n`);
   }
-  const link = server.signInLink();
+  const link = await server.signInLink();
   if (link) out.write(`  Workbench: open this link to sign in (valid until the server stops):\n    ${link}\n`);
   else out.write("  Workbench: not built (run `npm run build`); the API works without it\n");
   out.write(`  OpenAI-compatible base URL: ${server.url}/v1\n`);
@@ -304,22 +310,33 @@ function localOperator(): Principal {
   return { workspaceId: DEFAULT_WORKSPACE_ID, keyId: "local-operator", keyName: "cli", scopes: new Set(SCOPES) };
 }
 
-function keysAdmin(flags: CommonFlags): { db: Database; admin: AdminService; operator: Principal; audit: (event: Omit<AuditEvent, "actor" | "outcome">) => void; close: () => void } {
+async function keysAdmin(flags: CommonFlags): Promise<{ store: SqlDatabase; admin: AdminService; operator: Principal; audit: (event: Omit<AuditEvent, "actor" | "outcome">) => Promise<void>; close: () => Promise<void> }> {
   const config = configFrom(flags);
-  const db = openDatabase(config.dataDir);
-  const admin = new AdminService(new WorkspaceStore(db), new ApiKeyStore(db));
-  admin.bootstrap(config.apiKey);
-  const trail: AuditService = openAudit(db, config.dataDir);
+  const store = await openSqlDatabase({ kind: "sqlite", dataDir: config.dataDir });
+  let trail: AuditService;
+  const admin = new AdminService(new WorkspaceStore(store), new ApiKeyStore(store));
+  try {
+    await admin.bootstrap(config.apiKey);
+    trail = await openAudit(store, config.dataDir);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   // Offline changes are audited like the API's, as the local operator.
-  const audit = (event: Omit<AuditEvent, "actor" | "outcome">) => trail.recordNow({ ...event, actor: "cli", outcome: "success" });
+  const audit = async (event: Omit<AuditEvent, "actor" | "outcome">) => {
+    await trail.recordNow({ ...event, actor: "cli", outcome: "success" });
+  };
   return {
-    db,
+    store,
     admin,
     operator: localOperator(),
     audit,
-    close: () => {
-      trail.close();
-      db.close();
+    close: async () => {
+      try {
+        await trail.close();
+      } finally {
+        await store.close();
+      }
     },
   };
 }
@@ -327,9 +344,9 @@ function keysAdmin(flags: CommonFlags): { db: Database; admin: AdminService; ope
 /** Service accounts of the data directory, managed offline as the local operator (audited as `cli`). */
 async function serviceAccountsAdmin(flags: CommonFlags) {
   const config = configFrom(flags);
-  const { db, admin, operator, audit, close } = keysAdmin(flags);
+  const { store, admin, operator, audit, close } = await keysAdmin(flags);
   const keys = await OAuthKeys.open(path.join(config.dataDir, "keys", "oauth-signing.json"));
-  const accounts = new ServiceAccountService(new ServiceAccountStore(db), admin, keys, {
+  const accounts = new ServiceAccountService(new ServiceAccountStore(store), admin, keys, {
     issuer: () => config.oauth.issuer ?? `http://${config.host}:${config.port}`,
     audience: "pustaka-api",
     tokenTtlSeconds: config.oauth.tokenTtlSeconds,
@@ -381,6 +398,7 @@ export function buildProgram(): Command {
 
   withCommonOptions(program.command("serve").description("serve the API on localhost"))
     .option("--host <host>", "interface to bind (default 127.0.0.1)")
+    .option("--replica-id <id>", "this replica's name among those sharing --database (logs, /readyz, metrics; default: host name and port)")
     .option("--port <port>", "TCP port (default 7780; 0 = any free port)", integer)
     .option("--allowed-host <name>", "extra Host header value to accept (reverse proxies); repeatable", collect, [])
     .option("--tls-cert <file>", "serve HTTPS with this PEM certificate (chain); needs --tls-key")
@@ -415,38 +433,38 @@ export function buildProgram(): Command {
     .option("--workspace <id>", "workspace id", DEFAULT_WORKSPACE_ID)
     .requiredOption("--name <name>", "a label for the key")
     .option("--scopes <list>", `comma-separated scopes (${SCOPES.join(", ")})`, parseScopes)
-    .action((flags: CommonFlags & { workspace: string; name: string; scopes?: Scope[] }) => {
-      const { admin, operator, audit, close } = keysAdmin(flags);
+    .action(async (flags: CommonFlags & { workspace: string; name: string; scopes?: Scope[] }) => {
+      const { admin, operator, audit, close } = await keysAdmin(flags);
       try {
-        const { key, secret } = admin.createKey(operator, flags.workspace, { name: flags.name, scopes: flags.scopes });
-        audit({ type: "api_key.create", workspaceId: key.workspaceId, data: { key_id: key.id, name: key.name, scopes: key.scopes, expires_at: key.expiresAt } });
+        const { key, secret } = await admin.createKey(operator, flags.workspace, { name: flags.name, scopes: flags.scopes });
+        await audit({ type: "api_key.create", workspaceId: key.workspaceId, data: { key_id: key.id, name: key.name, scopes: key.scopes, expires_at: key.expiresAt } });
         process.stdout.write(`${key.id} ${key.scopes.join(",")}\n${secret}\n`);
       } finally {
-        close();
+        await close();
       }
     });
   withCommonOptions(keys.command("list").description("list the keys of a workspace"))
     .option("--workspace <id>", "workspace id", DEFAULT_WORKSPACE_ID)
-    .action((flags: CommonFlags & { workspace: string }) => {
-      const { admin, operator, close } = keysAdmin(flags);
+    .action(async (flags: CommonFlags & { workspace: string }) => {
+      const { admin, operator, close } = await keysAdmin(flags);
       try {
-        for (const k of admin.listKeys(operator, flags.workspace, { limit: 100, order: "asc" }).data) {
+        for (const k of (await admin.listKeys(operator, flags.workspace, { limit: 100, order: "asc" })).data) {
           process.stdout.write(`${k.id}  ${k.prefix}…  ${k.name}  [${k.scopes.join(",")}]${k.revokedAt ? "  REVOKED" : ""}\n`);
         }
       } finally {
-        close();
+        await close();
       }
     });
   withCommonOptions(keys.command("revoke <keyId>").description("revoke a key"))
     .option("--workspace <id>", "workspace id", DEFAULT_WORKSPACE_ID)
-    .action((keyId: string, flags: CommonFlags & { workspace: string }) => {
-      const { admin, operator, audit, close } = keysAdmin(flags);
+    .action(async (keyId: string, flags: CommonFlags & { workspace: string }) => {
+      const { admin, operator, audit, close } = await keysAdmin(flags);
       try {
-        const revoked = admin.revokeKey(operator, flags.workspace, keyId);
-        audit({ type: "api_key.revoke", workspaceId: revoked.workspaceId, data: { workspace_id: revoked.workspaceId, key_id: revoked.id } });
+        const revoked = await admin.revokeKey(operator, flags.workspace, keyId);
+        await audit({ type: "api_key.revoke", workspaceId: revoked.workspaceId, data: { workspace_id: revoked.workspaceId, key_id: revoked.id } });
         process.stdout.write(`revoked ${keyId}\n`);
       } finally {
-        close();
+        await close();
       }
     });
   withCommonOptions(keys.command("init-hsm").description("create the key-encryption key in the HSM (security.provider 'pkcs11'); PIN from PUSTAKA_HSM_PIN or security.pkcs11.pinFile"))
@@ -464,17 +482,17 @@ export function buildProgram(): Command {
     .option("--destroy-old", "HSM: destroy the earlier KEKs in the token afterwards (an old key file is always removed)")
     .action(async (flags: CommonFlags & { destroyOld?: boolean }) => {
       const config = configFrom(flags);
-      const db = openDatabase(config.dataDir);
-      const trail = openAudit(db, config.dataDir);
+      const store = await openSqlDatabase({ kind: "sqlite", dataDir: config.dataDir });
+      const trail = await openAudit(store, config.dataDir);
       try {
         let result: Awaited<ReturnType<typeof rotateConfiguredKek>>;
         try {
-          result = await rotateConfiguredKek(db, config.security, { dataDir: config.dataDir, destroyOld: flags.destroyOld });
+          result = await rotateConfiguredKek(store, config.security, { dataDir: config.dataDir, destroyOld: flags.destroyOld });
         } catch (error) {
-          trail.recordNow({ type: "kek.rotate", workspaceId: null, actor: "cli", outcome: "failure", data: { error: (error as Error).message.slice(0, 300) } });
+          await trail.recordNow({ type: "kek.rotate", workspaceId: null, actor: "cli", outcome: "failure", data: { error: (error as Error).message.slice(0, 300) } });
           throw error;
         }
-        trail.recordNow({
+        await trail.recordNow({
           type: "kek.rotate",
           workspaceId: null,
           actor: "cli",
@@ -486,8 +504,11 @@ export function buildProgram(): Command {
             (result.retired.length ? `  retired ${result.retired.join(", ")}\n` : ""),
         );
       } finally {
-        trail.close();
-        db.close();
+        try {
+          await trail.close();
+        } finally {
+          await store.close();
+        }
       }
     });
   const sa = program.command("service-accounts").description("manage service accounts (OAuth 2.0 clients) directly in the data directory");
@@ -508,10 +529,10 @@ export function buildProgram(): Command {
       const { accounts, operator, audit, close } = await serviceAccountsAdmin(flags);
       try {
         const { account, secret } = await accounts.create(operator, flags.workspace, { name: flags.name, scopes: flags.scopes, publicJwk });
-        audit({ type: "service_account.create", workspaceId: account.workspaceId, data: { service_account_id: account.id, name: account.name, scopes: account.scopes, auth: secret ? "client_secret" : "private_key_jwt" } });
+        await audit({ type: "service_account.create", workspaceId: account.workspaceId, data: { service_account_id: account.id, name: account.name, scopes: account.scopes, auth: secret ? "client_secret" : "private_key_jwt" } });
         process.stdout.write(`${account.id} ${account.scopes.join(",")}\n${secret ?? "(authenticates with its key: no secret)"}\n`);
       } finally {
-        close();
+        await close();
       }
     });
   withCommonOptions(sa.command("list").description("list the service accounts of a workspace"))
@@ -519,11 +540,11 @@ export function buildProgram(): Command {
     .action(async (flags: CommonFlags & { workspace: string }) => {
       const { accounts, operator, close } = await serviceAccountsAdmin(flags);
       try {
-        for (const a of accounts.list(operator, flags.workspace, { limit: 100, order: "asc" }).data) {
+        for (const a of (await accounts.list(operator, flags.workspace, { limit: 100, order: "asc" })).data) {
           process.stdout.write(`${a.id}  ${a.name}  [${a.scopes.join(",")}]${a.disabledAt ? "  DISABLED" : ""}\n`);
         }
       } finally {
-        close();
+        await close();
       }
     });
   for (const [name, description] of [
@@ -537,11 +558,11 @@ export function buildProgram(): Command {
         const { accounts, operator, audit, close } = await serviceAccountsAdmin(flags);
         try {
           const account =
-            name === "delete" ? accounts.delete(operator, flags.workspace, accountId) : await accounts.update(operator, flags.workspace, accountId, { disabled: name === "disable" });
-          audit({ type: name === "delete" ? "service_account.delete" : "service_account.update", workspaceId: account.workspaceId, data: { service_account_id: account.id, ...(name === "delete" ? {} : { disabled: name === "disable" }) } });
+            name === "delete" ? await accounts.delete(operator, flags.workspace, accountId) : await accounts.update(operator, flags.workspace, accountId, { disabled: name === "disable" });
+          await audit({ type: name === "delete" ? "service_account.delete" : "service_account.update", workspaceId: account.workspaceId, data: { service_account_id: account.id, ...(name === "delete" ? {} : { disabled: name === "disable" }) } });
           process.stdout.write(`${name}d ${account.id}\n`);
         } finally {
-          close();
+          await close();
         }
       });
   }

@@ -45,6 +45,28 @@ export const ConfigSchema = z
     port: z.number().int().min(0).max(65535).default(7780),
     /** Where the database and stores live. */
     dataDir: z.string().min(1),
+    /**
+     * The shared store. Without a URL, SQLite in the data folder (one process, nothing to
+     * install); with `postgres://…`, Postgres shared by every replica of a team server.
+     */
+    database: z
+      .object({
+        url: z
+          .string()
+          .regex(/^postgres(ql)?:\/\/\S+$/, "must be a postgres:// or postgresql:// URL")
+          .optional(),
+        /** Connections this replica keeps open to Postgres. */
+        poolSize: z.number().int().min(1).max(200).default(10),
+        /** A query running longer than this fails (so a stuck database never holds a request forever). */
+        statementTimeoutSeconds: z.number().int().min(1).max(3600).default(30),
+      })
+      .strict()
+      .prefault({}),
+    /** This process's name among the replicas sharing a database (logs, health, metrics); default: host name and port. */
+    replicaId: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]{1,64}$/, "must be 1-64 letters, digits, '.', '_' or '-'")
+      .optional(),
     /** Folder scanned for `.gguf` files; `models pull` downloads here. */
     modelsDir: z.string().min(1),
     /** Model catalog (JSON). Entry points pass the one they ship (`models/catalog.json`) as a default. */
@@ -138,6 +160,20 @@ export const ConfigSchema = z
         /** Days a response made with `store` (the Responses API's default) is kept for `previous_response_id`; 0 = until deleted. */
         retentionDays: z.number().int().min(0).max(3650).default(30),
       })
+      .prefault({}),
+    /** Stopping (SIGTERM, SIGINT, the desktop quitting): how a replica drains before it exits. */
+    shutdown: z
+      .object({
+        /**
+         * Seconds between `/readyz` turning 503 and the listener closing, while requests are
+         * still served, so a load balancer stops sending new ones first (its check interval
+         * times its fall count; the team-server guide uses 2). 0 on a desktop.
+         */
+        readyzGraceSeconds: z.number().min(0).max(300).default(0),
+        /** Seconds requests and streams already running may take to finish before they are cut. */
+        drainSeconds: z.number().min(0).max(3600).default(10),
+      })
+      .strict()
       .prefault({}),
     limits: z
       .object({
@@ -421,6 +457,8 @@ function fromEnv(env: NodeJS.ProcessEnv): ConfigInput {
   if (env.PUSTAKA_HOST) out.host = env.PUSTAKA_HOST;
   if (env.PUSTAKA_PORT) out.port = Number(env.PUSTAKA_PORT);
   if (env.PUSTAKA_DATA_DIR) out.dataDir = env.PUSTAKA_DATA_DIR;
+  if (env.PUSTAKA_DATABASE_URL) out.database = { url: env.PUSTAKA_DATABASE_URL };
+  if (env.PUSTAKA_REPLICA_ID) out.replicaId = env.PUSTAKA_REPLICA_ID;
   if (env.PUSTAKA_MODELS_DIR) out.modelsDir = env.PUSTAKA_MODELS_DIR;
   if (env.PUSTAKA_LOG_LEVEL) out.logLevel = env.PUSTAKA_LOG_LEVEL;
   if (env.PUSTAKA_THREADS) out.engine = { threads: Number(env.PUSTAKA_THREADS) };

@@ -5,16 +5,17 @@
  * Importing this module does nothing; the CLI, the desktop app's utility process and
  * the tests all start the service through it.
  */
+import os from "node:os";
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import type { Express } from "express";
 import pino, { type Logger } from "pino";
 import { AdminService } from "./admin/admin-service.js";
-import { SessionService } from "./admin/session-service.js";
+import { MemorySignInTokens, SessionService } from "./admin/session-service.js";
 import { ModelPullService } from "./admin/model-pull-service.js";
 import { RateLimitService } from "./admin/rate-limit-service.js";
-import { SqliteRateLimitLedger } from "./store/rate-limit-store.js";
+import { SqlRateLimitLedger } from "./store/rate-limit-store.js";
 import { fetchModels } from "./models/model-fetcher.js";
 import { ModelFileStore } from "./store/model-file-store.js";
 import { createApp } from "./app.js";
@@ -68,10 +69,12 @@ import { SqliteColdStore } from "./store/sqlite-cold-store.js";
 import { TombstoneCatalog } from "./store/tombstone-catalog.js";
 import { TombstoneService } from "./rag/tombstone-service.js";
 import { secondsOf, systemClock, type Clock } from "./domain/clock.js";
-import { openDatabase, type Database } from "./store/database.js";
+import type { Database } from "./store/database.js";
+import { databaseLocationOf, latestSchemaVersion, openSqlDatabase, type SqlDatabase } from "./store/sql-database.js";
+import { Readiness } from "./ops/readiness.js";
 import type { ActiveWork } from "./engine/types.js";
 import { DocumentStore } from "./store/document-store.js";
-import { SessionStore } from "./store/session-store.js";
+import { SessionStore, SqlSignInTokens } from "./store/session-store.js";
 import { WorkspaceStore } from "./store/workspace-store.js";
 
 export interface ServerOptions {
@@ -130,7 +133,7 @@ export interface PustakaServer {
   /** Set on the first start without `config.apiKey`: the admin secret, to show once. */
   generatedAdminKey: string | undefined;
   /** A link that signs a browser in to the workbench (the token rides in the fragment, never sent to the server); null without a workbench. */
-  signInLink(): string | null;
+  signInLink(): Promise<string | null>;
   /** Listens on `config.host:config.port` (0 = a free port), starts background work, and resolves to the base URL. */
   listen(): Promise<string>;
   /** The base URL once listening. */
@@ -165,17 +168,19 @@ export async function createServer(config: Config, options: ServerOptions): Prom
   const logger = options.logger ?? pino({ level: config.logLevel }, pino.destination(2));
   const resources = new Resources();
   try {
-    const db = openDatabase(config.dataDir);
-    resources.add(() => void db.close());
+    const store = await openSqlDatabase(databaseLocationOf(config));
+    resources.add(() => store.close());
+    // Code not yet on the asynchronous store reads SQLite directly.
+    const db = store.sqlite!;
     // Offline commands that must not race a running server (keys rotate-kek) look for it.
     resources.add(markServerRunning(config.dataDir));
     const clock = options.clock ?? systemClock;
-    const audit = openAudit(db, config.dataDir, { onError: (error) => logger.error({ err: error }, "audit write failed; retrying"), disabled: options.withoutAuditTrail === true, now: () => clock.now() });
+    const audit = await openAudit(store, config.dataDir, { onError: (error) => logger.error({ err: error }, "audit write failed; retrying"), disabled: options.withoutAuditTrail === true, now: () => clock.now() });
     resources.add(() => audit.close());
-    const admin = new AdminService(new WorkspaceStore(db), new ApiKeyStore(db));
-    const { generatedSecret } = admin.bootstrap(config.apiKey);
-    const sessions = new SessionService(new SessionStore(db));
-    const rateLimits = new RateLimitService(new SqliteRateLimitLedger(db), { tiers: config.rateLimits.tiers, defaultTier: config.rateLimits.defaultTier });
+    const admin = new AdminService(new WorkspaceStore(store), new ApiKeyStore(store));
+    const { generatedSecret } = await admin.bootstrap(config.apiKey);
+    const sessions = new SessionService(new SessionStore(store), {}, store.dialect === "postgres" ? new SqlSignInTokens(store) : new MemorySignInTokens());
+    const rateLimits = new RateLimitService(new SqlRateLimitLedger(store), { tiers: config.rateLimits.tiers, defaultTier: config.rateLimits.defaultTier, onError: (error) => logger.warn({ err: error }, "a rate-limit settlement could not be written; the reservation stands until it leaves the window") });
     const registry = await ModelRegistry.build({
       modelsDir: config.modelsDir,
       catalog: loadCatalog(config.catalogPath),
@@ -209,7 +214,7 @@ export async function createServer(config: Config, options: ServerOptions): Prom
     const metrics = new Metrics({ engine: () => engine.status(), upstreams: () => registry.entries.flatMap((entry) => (entry.remote ? (engine.upstreams(entry) ?? []).map((u) => ({ model: entry.id, ...u })) : [])), documents: () => rag.documentCounts() });
     const keyProvider: KeyProvider = await openKeyProvider(config.security, { dataDir: config.dataDir, onWarning: (message) => logger.warn(message) });
     resources.add(() => keyProvider.close());
-    const rag = composeRag(config, db, registry, engine, keyProvider, logger, options.workers?.documentParser, clock, audit);
+    const rag = composeRag(config, store, db, registry, engine, keyProvider, logger, options.workers?.documentParser, clock, audit);
     resources.add(() => rag.cold.close());
     resources.add(() => rag.services.tombstones.idle());
     // Deletions a crash interrupted are finished before anything else touches their corpora.
@@ -217,7 +222,8 @@ export async function createServer(config: Config, options: ServerOptions): Prom
     if (recovered.completed.length + recovered.destroyed.length > 0) logger.warn(recovered, "finished deletions interrupted by a stop");
     const orphans = await rag.services.documents.sweepOrphans();
     if (orphans > 0) logger.warn({ orphans }, "removed stored files that belonged to no document");
-    const snapshots = await rag.indexes.sweepSnapshots((corpusId) => rag.corpusStore.getAny(corpusId) !== undefined);
+    const corpusIds = new Set(await rag.corpusStore.ids());
+    const snapshots = await rag.indexes.sweepSnapshots((corpusId) => corpusIds.has(corpusId));
     if (snapshots > 0) logger.warn({ snapshots }, "removed index snapshots of corpora that no longer exist");
     resources.add(() => rag.indexes.close());
     resources.add(() => rag.indexer.close());
@@ -225,7 +231,7 @@ export async function createServer(config: Config, options: ServerOptions): Prom
     const pulls = new ModelPullService({
       admin,
       registry,
-      files: new ModelFileStore(db),
+      files: new ModelFileStore(store),
       fetchModels,
       modelsDir: config.modelsDir,
       pip: {
@@ -237,7 +243,7 @@ export async function createServer(config: Config, options: ServerOptions): Prom
       onWarning: (message) => logger.warn(message),
     });
     await pulls.restoreFiles();
-    const remoteModelStore = new RemoteModelStore(db);
+    const remoteModelStore = new RemoteModelStore(store);
     const remoteModels = new RemoteModelService({
       admin,
       registry,
@@ -254,7 +260,7 @@ export async function createServer(config: Config, options: ServerOptions): Prom
     let url: string | undefined;
     const issuer = () => (config.oauth.issuer ?? url ?? `http://${config.host}:${config.port}`).replace(/\/+$/, "");
     const oauthKeys = await OAuthKeys.open(path.join(config.dataDir, "keys", "oauth-signing.json"));
-    const serviceAccounts = new ServiceAccountService(new ServiceAccountStore(db), admin, oauthKeys, {
+    const serviceAccounts = new ServiceAccountService(new ServiceAccountStore(store), admin, oauthKeys, {
       issuer,
       audience: "pustaka-api",
       tokenTtlSeconds: config.oauth.tokenTtlSeconds,
@@ -270,10 +276,11 @@ export async function createServer(config: Config, options: ServerOptions): Prom
         transport: { tls: Boolean(config.tls.certFile && config.tls.keyFile), host: config.host, loopback_only: isLoopbackHost(config.host) },
       };
     };
-    const conversationStore = new ConversationStore(db);
+    const conversationStore = new ConversationStore(store);
     const conversations = new ConversationService(conversationStore, new DataKeyring(keyProvider, (id) => conversationStore.wrappedKey(id)));
-    const responseStore = new ResponseStore(db);
+    const responseStore = new ResponseStore(store);
     const responses = new ResponseArchive(responseStore, new DataKeyring(keyProvider, (id) => responseStore.wrappedKey(id)), { retentionDays: config.responses.retentionDays, now: () => secondsOf(clock) });
+    const readiness = new Readiness(config.replicaId ?? `${os.hostname()}-${process.pid}`, store, latestSchemaVersion(), keyProvider);
     const services: Services = {
       admin,
       sessions,
@@ -307,6 +314,7 @@ export async function createServer(config: Config, options: ServerOptions): Prom
       audit,
       oauth: { accounts: serviceAccounts, keys: oauthKeys },
       securityStatus,
+      readiness,
       metrics,
       rag: { ...rag.services, upload: { maxFiles: config.rag.maxFilesPerUpload, maxFileBytes: config.rag.maxFileBytes } },
       http: { host: config.host, allowedHosts: config.allowedHosts, maxJsonBodyBytes: config.limits.maxJsonBodyBytes },
@@ -325,9 +333,9 @@ export async function createServer(config: Config, options: ServerOptions): Prom
       get url() {
         return url;
       },
-      signInLink() {
+      async signInLink() {
         if (!options.rendererDir || !url) return null;
-        return `${url}/#signin=${sessions.issueSignInToken()}`;
+        return `${url}/#signin=${await sessions.issueSignInToken()}`;
       },
       async listen() {
         if (closing) throw new Error("the server was closed");
@@ -351,10 +359,18 @@ export async function createServer(config: Config, options: ServerOptions): Prom
         resources.add(
           () =>
             new Promise<void>((resolve) => {
-              server.close(() => resolve());
+              // New connections are refused; requests already running (streams too) may finish
+              // within the drain window, their connections closing as they fall idle; then they are cut.
+              const sweep = setInterval(() => server.closeIdleConnections(), 100);
+              const cut = setTimeout(() => server.closeAllConnections(), config.shutdown.drainSeconds * 1000);
+              sweep.unref();
+              cut.unref();
+              server.close(() => {
+                clearInterval(sweep);
+                clearTimeout(cut);
+                resolve();
+              });
               server.closeIdleConnections();
-              // Streams still open after a grace period are cut.
-              setTimeout(() => server.closeAllConnections(), 2000).unref();
             }),
         );
         const address = server.address() as AddressInfo;
@@ -370,16 +386,29 @@ export async function createServer(config: Config, options: ServerOptions): Prom
         void purgeTombstones();
         const purge = setInterval(() => {
           void purgeTombstones();
-          sessions.purgeExpired();
-          const expired = responses.purgeExpired();
-          if (expired > 0) logger.info({ expired }, "deleted stored responses whose retention ended");
+          void sessions.purgeExpired().catch((error: unknown) => logger.error({ err: error }, "purging expired sessions failed"));
+          void responses
+            .purgeExpired()
+            .then((expired) => {
+              if (expired > 0) logger.info({ expired }, "deleted stored responses whose retention ended");
+            })
+            .catch((error: unknown) => logger.error({ err: error }, "purging expired responses failed"));
         }, 3600_000);
         purge.unref();
         resources.add(() => clearInterval(purge));
         return url;
       },
       close() {
-        closing ??= resources.closeAll();
+        closing ??= (async () => {
+          // Draining: /readyz answers 503 at once, so a load balancer stops sending work here;
+          // requests keep being served for the grace period, then the listener closes.
+          readiness.drain();
+          if (url && config.shutdown.readyzGraceSeconds > 0) {
+            logger.info({ graceSeconds: config.shutdown.readyzGraceSeconds, drainSeconds: config.shutdown.drainSeconds }, "draining: /readyz reports 503");
+            await new Promise((resolve) => setTimeout(resolve, config.shutdown.readyzGraceSeconds * 1000));
+          }
+          await resources.closeAll();
+        })();
         return closing;
       },
     };
@@ -394,9 +423,9 @@ export async function createServer(config: Config, options: ServerOptions): Prom
  * (`keys/audit-signing.pem`) and its signed heads (`audit-heads.json`). The CLI opens the
  * same for offline changes.
  */
-export function openAudit(db: Database, dataDir: string, options: { onError?: (error: unknown) => void; now?: () => number; disabled?: boolean } = {}): AuditService {
+export async function openAudit(store: SqlDatabase, dataDir: string, options: { onError?: (error: unknown) => void; now?: () => number; disabled?: boolean } = {}): Promise<AuditService> {
   const signer = AuditSigner.open(path.join(dataDir, "keys", "audit-signing.pem"));
-  return new AuditService(new AuditStore(db), signer, { headsFile: path.join(dataDir, "audit-heads.json"), ...options });
+  return AuditService.open(new AuditStore(store), signer, { headsFile: path.join(dataDir, "audit-heads.json"), ...options });
 }
 
 /** `createServer` then `listen`: the URL and the running server. */
@@ -421,10 +450,10 @@ function readTlsFile(file: string, what: "certificate" | "key"): Buffer {
 }
 
 /** The grounded-answer half: stores, keys, indexes, services and the indexing worker. */
-function composeRag(config: Config, db: Database, registry: ModelRegistry, engine: InferenceEngine, keyProvider: KeyProvider, logger: Logger, parserModule: string | undefined, clock: Clock, audit: AuditService) {
-  const corpusStore = new CorpusStore(db);
-  const documentStore = new DocumentStore(db);
-  const chunkStore = new ChunkStore(db);
+function composeRag(config: Config, store: SqlDatabase, db: Database, registry: ModelRegistry, engine: InferenceEngine, keyProvider: KeyProvider, logger: Logger, parserModule: string | undefined, clock: Clock, audit: AuditService) {
+  const corpusStore = new CorpusStore(store);
+  const documentStore = new DocumentStore(store);
+  const chunkStore = new ChunkStore(store);
   const keyring = new CorpusKeyring(keyProvider, corpusStore);
   const plainBlobs = new BlobStore(path.join(config.dataDir, "blobs"));
   const blobs = new EncryptedBlobStore(plainBlobs, keyring);
@@ -436,7 +465,7 @@ function composeRag(config: Config, db: Database, registry: ModelRegistry, engin
   // Tombstones of deletions: catalogue in the primary database, sealed payload in a cold store of its own.
   const cold = new SqliteColdStore(path.join(config.dataDir, "cold"));
   const tombstones = new TombstoneService({
-    catalog: new TombstoneCatalog(db),
+    catalog: new TombstoneCatalog(store),
     cold,
     corpora: corpusStore,
     documents: documentStore,
@@ -448,16 +477,19 @@ function composeRag(config: Config, db: Database, registry: ModelRegistry, engin
       // Each destroyed tombstone in its workspace's chain; keys of corpora with no tombstone left (crypto-shredded) too.
       const shredded = new Set(result.keysDestroyed);
       const covered = new Set(result.tombstones.map((t) => t.corpusId));
+      const written: Promise<void>[] = [];
       for (const t of result.tombstones) {
-        audit.recordNow({
+        written.push(audit.recordNow({
           type: "tombstone.purge",
           workspaceId: t.workspaceId,
           actor: "system",
           outcome: "success",
           data: { tombstone_id: t.id, kind: t.kind, corpus_id: t.corpusId, document_id: t.documentId, documents: t.documents, chunks: t.chunks, bytes: t.bytes, deleted_at: t.deletedAt, expired_at: t.expiresAt, key_destroyed: shredded.has(t.corpusId) },
-        });
+        }));
       }
-      for (const corpusId of [...shredded].filter((id) => !covered.has(id))) audit.recordNow({ type: "tombstone.purge", workspaceId: null, actor: "system", outcome: "success", data: { corpus_id: corpusId, key_destroyed: true } });
+      for (const corpusId of [...shredded].filter((id) => !covered.has(id))) written.push(audit.recordNow({ type: "tombstone.purge", workspaceId: null, actor: "system", outcome: "success", data: { corpus_id: corpusId, key_destroyed: true } }));
+      // Written at once, in one batch; a write that fails is logged (its entries stay queued for the next write).
+      Promise.all(written).catch((error: unknown) => logger.error({ err: error }, "audit write failed"));
       logger.info({ tombstones: result.tombstones.map((t) => t.id), keysDestroyed: result.keysDestroyed }, "purged expired tombstones");
     },
   });

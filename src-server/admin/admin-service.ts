@@ -45,33 +45,32 @@ export class AdminService {
   /**
    * Ensures the default workspace exists and has an admin key. `envSecret` (from
    * `PUSTAKA_API_KEY`) is registered if new; otherwise, when the workspace has no key
-   * at all, one is generated and returned so the caller can print it once.
+   * at all, one is generated and returned so the caller can print it once. Safe when
+   * several replicas start together on one database: one creates, the others find it.
    */
-  bootstrap(envSecret?: string): BootstrapResult {
-    if (!this.workspaces.get(DEFAULT_WORKSPACE_ID)) {
-      this.workspaces.insert({ id: DEFAULT_WORKSPACE_ID, name: "Default", createdAt: nowSeconds() });
-    }
+  async bootstrap(envSecret?: string): Promise<BootstrapResult> {
+    await this.workspaces.insertIfAbsent({ id: DEFAULT_WORKSPACE_ID, name: "Default", createdAt: nowSeconds() });
     if (envSecret) {
-      if (!this.keys.findByDigest(hashSecret(envSecret))) this.insertKey(DEFAULT_WORKSPACE_ID, "PUSTAKA_API_KEY", [...ADMIN_SCOPES], envSecret, null);
+      if (!(await this.keys.findByDigest(hashSecret(envSecret)))) await this.keys.insertIfSecretAbsent(this.keyRecord(DEFAULT_WORKSPACE_ID, "PUSTAKA_API_KEY", [...ADMIN_SCOPES], envSecret, null));
       return {};
     }
-    if (this.keys.countActive(DEFAULT_WORKSPACE_ID) > 0) return {};
+    if ((await this.keys.countActive(DEFAULT_WORKSPACE_ID)) > 0) return {};
     const secret = generateSecret();
-    this.insertKey(DEFAULT_WORKSPACE_ID, "admin (generated at first start)", [...ADMIN_SCOPES], secret, null);
-    return { generatedSecret: secret };
+    const created = await this.keys.insertIfNoneActive(this.keyRecord(DEFAULT_WORKSPACE_ID, "admin (generated at first start)", [...ADMIN_SCOPES], secret, null));
+    return created ? { generatedSecret: secret } : {};
   }
 
   /** Resolves a presented bearer secret to its principal, or throws 401. */
-  authenticate(secret: string): Principal {
+  async authenticate(secret: string): Promise<Principal> {
     const unauthorized = new ServiceError("authentication", "invalid API key", { code: "invalid_api_key" });
     if (!secret.startsWith(SECRET_MARKER) || secret.length < PREFIX_LENGTH + 8 || secret.length > 256) throw unauthorized;
     const digest = hashSecret(secret);
-    const key = this.keys.findByPrefix(secretPrefix(secret)).find((candidate) => digestsEqual(candidate.secretSha256, digest));
+    const key = (await this.keys.findByPrefix(secretPrefix(secret))).find((candidate) => digestsEqual(candidate.secretSha256, digest));
     if (!key) throw unauthorized;
     const now = nowSeconds();
     if (key.revokedAt !== null) throw new ServiceError("authentication", "this API key has been revoked", { code: "revoked_api_key" });
     if (key.expiresAt !== null && key.expiresAt <= now) throw new ServiceError("authentication", "this API key has expired", { code: "expired_api_key" });
-    if (key.lastUsedAt === null || now - key.lastUsedAt >= TOUCH_INTERVAL_SECONDS) this.keys.touch(key.id, now);
+    if (key.lastUsedAt === null || now - key.lastUsedAt >= TOUCH_INTERVAL_SECONDS) await this.keys.touch(key.id, now);
     return { workspaceId: key.workspaceId, keyId: key.id, keyName: key.name, scopes: new Set(key.scopes) };
   }
 
@@ -80,27 +79,27 @@ export class AdminService {
     if (!principal.scopes.has(scope)) throw permissionDenied(scope);
   }
 
-  createWorkspace(principal: Principal, name: string): WorkspaceRecord {
+  async createWorkspace(principal: Principal, name: string): Promise<WorkspaceRecord> {
     this.require(principal, "workspaces.manage");
     const record = { id: newId("ws_"), name, createdAt: nowSeconds() };
-    this.workspaces.insert(record);
+    await this.workspaces.insert(record);
     return record;
   }
 
-  listWorkspaces(principal: Principal, page: PageRequest): Page<WorkspaceRecord> {
+  async listWorkspaces(principal: Principal, page: PageRequest): Promise<Page<WorkspaceRecord>> {
     this.require(principal, "workspaces.manage");
     return this.workspaces.list(page);
   }
 
-  getWorkspace(principal: Principal, workspaceId: string): WorkspaceRecord {
+  async getWorkspace(principal: Principal, workspaceId: string): Promise<WorkspaceRecord> {
     this.requireWorkspaceAccess(principal, workspaceId);
-    const workspace = this.workspaces.get(workspaceId);
+    const workspace = await this.workspaces.get(workspaceId);
     if (!workspace) throw notFound(`no workspace '${workspaceId}'`, "workspace_not_found");
     return workspace;
   }
 
-  createKey(principal: Principal, workspaceId: string, input: CreateKeyInput): CreatedKey {
-    this.getWorkspace(principal, workspaceId);
+  async createKey(principal: Principal, workspaceId: string, input: CreateKeyInput): Promise<CreatedKey> {
+    await this.getWorkspace(principal, workspaceId);
     this.require(principal, "keys.manage");
     const scopes = [...new Set(input.scopes ?? DEFAULT_KEY_SCOPES)];
     // A key can only hand out what it holds itself: no privilege escalation.
@@ -108,32 +107,34 @@ export class AdminService {
     if (excess.length > 0) throw invalidRequest(`cannot grant scopes this key does not hold: ${excess.join(", ")}`, "scope_not_grantable", "scopes");
     const expiresAt = input.expiresInDays === undefined ? null : nowSeconds() + Math.round(input.expiresInDays * 86400);
     const secret = generateSecret();
-    return { key: this.insertKey(workspaceId, input.name, scopes, secret, expiresAt), secret };
+    const key = this.keyRecord(workspaceId, input.name, scopes, secret, expiresAt);
+    await this.keys.insert(key);
+    return { key, secret };
   }
 
-  listKeys(principal: Principal, workspaceId: string, page: PageRequest): Page<ApiKeyRecord> {
-    this.getWorkspace(principal, workspaceId);
+  async listKeys(principal: Principal, workspaceId: string, page: PageRequest): Promise<Page<ApiKeyRecord>> {
+    await this.getWorkspace(principal, workspaceId);
     this.require(principal, "keys.manage");
     return this.keys.list(workspaceId, page);
   }
 
   /** A key of the workspace (404 otherwise). */
-  getKey(principal: Principal, workspaceId: string, keyId: string): ApiKeyRecord {
-    this.getWorkspace(principal, workspaceId);
+  async getKey(principal: Principal, workspaceId: string, keyId: string): Promise<ApiKeyRecord> {
+    await this.getWorkspace(principal, workspaceId);
     this.require(principal, "keys.manage");
-    const key = this.keys.get(keyId);
+    const key = await this.keys.get(keyId);
     if (!key || key.workspaceId !== workspaceId) throw notFound(`no API key '${keyId}' in this workspace`, "api_key_not_found");
     return key;
   }
 
   /** Revokes a key (kept for the record, unusable from now on). Idempotent. */
-  revokeKey(principal: Principal, workspaceId: string, keyId: string): ApiKeyRecord {
-    this.getWorkspace(principal, workspaceId);
+  async revokeKey(principal: Principal, workspaceId: string, keyId: string): Promise<ApiKeyRecord> {
+    await this.getWorkspace(principal, workspaceId);
     this.require(principal, "keys.manage");
-    const key = this.keys.get(keyId);
+    const key = await this.keys.get(keyId);
     if (!key || key.workspaceId !== workspaceId) throw notFound(`no API key '${keyId}' in this workspace`, "api_key_not_found");
-    this.keys.revoke(keyId, nowSeconds());
-    return this.keys.get(keyId) ?? key;
+    await this.keys.revoke(keyId, nowSeconds());
+    return (await this.keys.get(keyId)) ?? key;
   }
 
   /** Other workspaces are invisible (404, not 403) unless the key manages all workspaces. */
@@ -143,8 +144,8 @@ export class AdminService {
     }
   }
 
-  private insertKey(workspaceId: string, name: string, scopes: Scope[], secret: string, expiresAt: number | null): ApiKeyRecord {
-    const record: ApiKeyRecord = {
+  private keyRecord(workspaceId: string, name: string, scopes: Scope[], secret: string, expiresAt: number | null): ApiKeyRecord {
+    return {
       id: newId("key_"),
       workspaceId,
       name,
@@ -156,7 +157,5 @@ export class AdminService {
       revokedAt: null,
       lastUsedAt: null,
     };
-    this.keys.insert(record);
-    return record;
   }
 }

@@ -77,7 +77,7 @@ export class ModelPullService {
 
   /** Binds the files registered in earlier runs; a file gone since is skipped with a warning. */
   async restoreFiles(): Promise<void> {
-    for (const record of this.deps.files.all()) {
+    for (const record of await this.deps.files.all()) {
       try {
         await this.deps.registry.addFile(record.path, { id: this.deps.registry.find(record.id) ? undefined : record.id, origin: "binding" });
       } catch (error) {
@@ -182,7 +182,7 @@ export class ModelPullService {
       throw error;
     }
     const local = asLocal(entry);
-    this.deps.files.insert({ id: local.id, path: local.gguf.path, createdAt: nowSeconds() });
+    await this.deps.files.insert({ id: local.id, path: local.gguf.path, createdAt: nowSeconds() });
     return local;
   }
 

@@ -17,6 +17,8 @@ export interface RateLimitOptions {
   defaultTier: string;
   /** Unix ms; tests pass their own clock. */
   now?: () => number;
+  /** A settlement that could not be written (the server logs it). */
+  onError?: (error: unknown) => void;
 }
 
 export interface ScopedState extends BucketState {
@@ -47,23 +49,32 @@ export class Admission {
   ) {}
 
   /** Reserves `tokens` more before running; throws `RateLimitExceeded` (nothing reserved) when either scope lacks them. */
-  reserve(tokens: number): void {
+  async reserve(tokens: number): Promise<void> {
     if (tokens <= 0) return;
-    const taken = this.service.take(this.principal, { requests: 0, tokens });
+    const taken = await this.service.take(this.principal, { requests: 0, tokens });
     this.states = taken.states;
     this.reservations.push(taken.entries);
   }
 
-  /** Replaces what was reserved by what was really used (never refused: the work is done). Once. */
-  settle(tokensUsed: number): void {
+  /**
+   * Replaces what was reserved by what was really used (never refused: the work is done).
+   * Once. Never rejects: the answer is already given, so a ledger that cannot be written
+   * (the database restarting) is reported to the service's `onError` and the reservation
+   * stands until it leaves the window.
+   */
+  async settle(tokensUsed: number): Promise<void> {
     const [first, ...rest] = this.reservations;
     this.reservations = [];
-    if (!first) {
-      if (tokensUsed > 0) this.service.charge(this.principal, tokensUsed);
-      return;
+    try {
+      if (!first) {
+        if (tokensUsed > 0) await this.service.charge(this.principal, tokensUsed);
+        return;
+      }
+      await this.service.settle(first, tokensUsed);
+      for (const entries of rest) await this.service.settle(entries, 0);
+    } catch (error) {
+      this.service.reportError(error);
     }
-    this.service.settle(first, tokensUsed);
-    for (const entries of rest) this.service.settle(entries, 0);
   }
 }
 
@@ -83,13 +94,9 @@ export class RateLimitService {
   }
 
   /** The key's and the workspace's buckets with their tiers. */
-  bucketsOf(principal: Principal): { bucket: string; limit: Limit; scope: "key" | "workspace"; tier: string }[] {
-    const tierOf = (subject: string) => {
-      const tier = this.ledger.tierOf(subject);
-      return tier && this.options.tiers[tier] ? tier : this.options.defaultTier;
-    };
-    const keyTier = tierOf(principal.keyId);
-    const workspaceTier = tierOf(principal.workspaceId);
+  async bucketsOf(principal: Principal): Promise<{ bucket: string; limit: Limit; scope: "key" | "workspace"; tier: string }[]> {
+    const keyTier = await this.tierOf(principal.keyId);
+    const workspaceTier = await this.tierOf(principal.workspaceId);
     return [
       { bucket: `key:${principal.keyId}`, limit: this.options.tiers[keyTier]!, scope: "key", tier: keyTier },
       { bucket: `workspace:${principal.workspaceId}`, limit: this.options.tiers[workspaceTier]!, scope: "workspace", tier: workspaceTier },
@@ -97,20 +104,20 @@ export class RateLimitService {
   }
 
   /** Counts one request of a costly operation (chat, embeddings, query, search, upload), or throws 429. */
-  admit(principal: Principal): Admission {
-    return new Admission(this, principal, this.take(principal, { requests: 1, tokens: 0 }).states);
+  async admit(principal: Principal): Promise<Admission> {
+    return new Admission(this, principal, (await this.take(principal, { requests: 1, tokens: 0 })).states);
   }
 
   /** The state of both scopes, for headers and `GET /v1/me`. */
-  peek(principal: Principal): ScopedState[] {
-    const buckets = this.bucketsOf(principal);
-    return this.ledger.peek(buckets, this.now()).map((s, i) => ({ ...s, scope: buckets[i]!.scope, tier: buckets[i]!.tier }));
+  async peek(principal: Principal): Promise<ScopedState[]> {
+    const buckets = await this.bucketsOf(principal);
+    return (await this.ledger.peek(buckets, this.now())).map((s, i) => ({ ...s, scope: buckets[i]!.scope, tier: buckets[i]!.tier }));
   }
 
   /** Assigns a named tier to a workspace or key (null: back to the default). */
-  assignTier(subject: string, tier: string | null): void {
+  async assignTier(subject: string, tier: string | null): Promise<void> {
     this.checkTier(tier);
-    this.ledger.setTier(subject, tier);
+    await this.ledger.setTier(subject, tier);
   }
 
   /** Throws 400 `unknown_tier` unless `tier` is null (the default) or a configured tier. */
@@ -118,15 +125,15 @@ export class RateLimitService {
     if (tier !== null && !this.options.tiers[tier]) throw invalidRequest(`unknown rate-limit tier '${tier}' (known: ${Object.keys(this.options.tiers).join(", ")})`, "unknown_tier", "rate_limit_tier");
   }
 
-  tierOf(subject: string): string {
-    const tier = this.ledger.tierOf(subject);
+  async tierOf(subject: string): Promise<string> {
+    const tier = await this.ledger.tierOf(subject);
     return tier && this.options.tiers[tier] ? tier : this.options.defaultTier;
   }
 
   /** @internal Takes `cost` in both scopes or throws `RateLimitExceeded`. */
-  take(principal: Principal, cost: { requests: number; tokens: number }): { states: ScopedState[]; entries: number[] } {
-    const buckets = this.bucketsOf(principal);
-    const result = this.ledger.take(buckets, cost, this.now());
+  async take(principal: Principal, cost: { requests: number; tokens: number }): Promise<{ states: ScopedState[]; entries: number[] }> {
+    const buckets = await this.bucketsOf(principal);
+    const result = await this.ledger.take(buckets, cost, this.now());
     const states = result.buckets.map((s, i) => ({ ...s, scope: buckets[i]!.scope, tier: buckets[i]!.tier }));
     if (!result.admitted) {
       const full = states.find((s) => (s.limit.requestsPerMinute > 0 && s.usedRequests + cost.requests > s.limit.requestsPerMinute) || (s.limit.tokensPerMinute > 0 && s.usedTokens + cost.tokens > s.limit.tokensPerMinute));
@@ -145,13 +152,18 @@ export class RateLimitService {
   }
 
   /** @internal */
-  settle(entries: number[], tokens: number): void {
-    this.ledger.settle(entries, tokens);
+  reportError(error: unknown): void {
+    this.options.onError?.(error);
+  }
+
+  /** @internal */
+  settle(entries: number[], tokens: number): Promise<void> {
+    return this.ledger.settle(entries, tokens);
   }
 
   /** @internal Records tokens used without a reservation (never refused: the work is done). */
-  charge(principal: Principal, tokens: number): void {
-    const buckets = this.bucketsOf(principal).map((b) => ({ ...b, limit: { requestsPerMinute: 0, tokensPerMinute: 0 } }));
-    this.ledger.take(buckets, { requests: 0, tokens }, this.now());
+  async charge(principal: Principal, tokens: number): Promise<void> {
+    const buckets = (await this.bucketsOf(principal)).map((b) => ({ ...b, limit: { requestsPerMinute: 0, tokensPerMinute: 0 } }));
+    await this.ledger.take(buckets, { requests: 0, tokens }, this.now());
   }
 }

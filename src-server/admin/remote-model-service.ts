@@ -16,7 +16,7 @@ import type { ModelType } from "../models/gguf-summary.js";
 import { ModelConfigError, type ModelEntry, type ModelRegistry } from "../models/model-registry.js";
 import { isPlainHttpBeyondLoopback, parseUpstreamUrl, upstreamAllowed, type RemoteModelSpec, type UpstreamTarget, type UpstreamTls } from "../models/remote-binding.js";
 import type { DataKeyring } from "../security/data-keyring.js";
-import type { RemoteModelStore } from "../store/remote-model-store.js";
+import type { RemoteModelRecord, RemoteModelStore } from "../store/remote-model-store.js";
 import type { AdminService } from "./admin-service.js";
 
 export interface RemoteUpstreamInput {
@@ -95,7 +95,7 @@ export class RemoteModelService {
 
   /** Serves the models added through the API before the last stop (a model that cannot be restored is reported, not fatal). */
   async restore(): Promise<void> {
-    for (const record of this.deps.store.list()) {
+    for (const record of await this.deps.store.list()) {
       try {
         const spec = JSON.parse(record.spec) as StoredSpec;
         const cipher = await this.deps.keyring.cipher(record.id);
@@ -107,9 +107,10 @@ export class RemoteModelService {
     }
   }
 
-  list(principal: Principal): RemoteModelView[] {
+  async list(principal: Principal): Promise<RemoteModelView[]> {
     this.deps.admin.require(principal, "workspaces.manage");
-    return this.deps.registry.entries.filter((e) => e.remote).map((e) => this.view(e));
+    const added = new Map((await this.deps.store.list()).map((r) => [r.id, r]));
+    return this.deps.registry.entries.filter((e) => e.remote).map((e) => this.view(e, added.get(e.id)));
   }
 
   async create(principal: Principal, input: RemoteModelInput): Promise<RemoteModelView> {
@@ -136,22 +137,22 @@ export class RemoteModelService {
       throw error;
     }
     try {
-      this.deps.store.insert(record);
+      await this.deps.store.insert(record);
     } catch (error) {
       this.unserve(input.id);
       throw error;
     }
-    return this.view(entry);
+    return this.view(entry, record);
   }
 
   /** Removes a model added through the API (its sealed secrets and their key with it). */
-  remove(principal: Principal, id: string): void {
+  async remove(principal: Principal, id: string): Promise<void> {
     this.deps.admin.require(principal, "workspaces.manage");
     const entry = this.deps.registry.find(id);
     if (!entry?.remote || entry.id !== id) throw notFound(`there is no remote model '${id}'`, "model_not_found", "id");
-    if (!this.deps.store.get(id)) throw conflict(`the remote model '${id}' comes from the configuration; change the configuration file or command line to remove it`, "model_configured");
+    if (!(await this.deps.store.get(id))) throw conflict(`the remote model '${id}' comes from the configuration; change the configuration file or command line to remove it`, "model_configured");
     this.unserve(id);
-    this.deps.store.delete(id);
+    await this.deps.store.delete(id);
     this.deps.keyring.forget(id);
   }
 
@@ -246,9 +247,9 @@ export class RemoteModelService {
     }
   }
 
-  private view(entry: ModelEntry): RemoteModelView {
+  /** `record`: the model's row when it was added through the API (undefined: from the configuration). */
+  private view(entry: ModelEntry, record: Pick<RemoteModelRecord, "createdAt" | "createdBy"> | undefined): RemoteModelView {
     const remote = entry.remote!;
-    const record = this.deps.store.get(entry.id);
     const health = this.deps.engine.upstreams(entry) ?? [];
     return {
       id: entry.id,

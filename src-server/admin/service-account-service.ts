@@ -102,7 +102,7 @@ export class ServiceAccountService {
   ) {}
 
   async create(principal: Principal, workspaceId: string, input: CreateServiceAccountInput): Promise<{ account: ServiceAccountRecord; secret: string | null }> {
-    this.authorize(principal, workspaceId);
+    await this.authorize(principal, workspaceId);
     const scopes = this.grantable(principal, input.scopes ?? DEFAULT_SCOPES);
     if (input.publicJwk) await this.checkJwk(input.publicJwk);
     const secret = input.publicJwk ? null : newClientSecret();
@@ -118,45 +118,45 @@ export class ServiceAccountService {
       createdAt: nowSeconds(),
       lastTokenAt: null,
     };
-    this.store.insert(account);
+    await this.store.insert(account);
     return { account, secret };
   }
 
-  list(principal: Principal, workspaceId: string, page: PageRequest): Page<ServiceAccountRecord> {
-    this.authorize(principal, workspaceId);
-    return this.store.list(workspaceId, page);
+  async list(principal: Principal, workspaceId: string, page: PageRequest): Promise<Page<ServiceAccountRecord>> {
+    await this.authorize(principal, workspaceId);
+    return await this.store.list(workspaceId, page);
   }
 
-  get(principal: Principal, workspaceId: string, id: string): ServiceAccountRecord {
-    this.authorize(principal, workspaceId);
-    const account = this.store.get(id);
+  async get(principal: Principal, workspaceId: string, id: string): Promise<ServiceAccountRecord> {
+    await this.authorize(principal, workspaceId);
+    const account = await this.store.get(id);
     if (!account || account.workspaceId !== workspaceId) throw notFound(`no service account '${id}' in this workspace`, "service_account_not_found");
     return account;
   }
 
   async update(principal: Principal, workspaceId: string, id: string, patch: ServiceAccountPatch): Promise<ServiceAccountRecord> {
-    const account = this.get(principal, workspaceId, id);
+    const account = await this.get(principal, workspaceId, id);
     const scopes = patch.scopes === undefined ? undefined : this.grantable(principal, patch.scopes);
     if (patch.publicJwk) await this.checkJwk(patch.publicJwk);
     if (patch.publicJwk === null && account.secretSha256 === null) {
       throw invalidRequest("removing the public key would leave the account no way to authenticate: rotate a secret first", "no_credential_left", "public_key");
     }
     const disabledAt = patch.disabled === undefined ? undefined : patch.disabled ? (account.disabledAt ?? nowSeconds()) : null;
-    this.store.update(id, { name: patch.name, scopes, disabledAt, publicJwk: patch.publicJwk });
-    return this.store.get(id) ?? account;
+    await this.store.update(id, { name: patch.name, scopes, disabledAt, publicJwk: patch.publicJwk });
+    return (await this.store.get(id)) ?? account;
   }
 
   /** A new client secret (the old one stops working now), shown once. */
-  rotateSecret(principal: Principal, workspaceId: string, id: string): { account: ServiceAccountRecord; secret: string } {
-    this.get(principal, workspaceId, id);
+  async rotateSecret(principal: Principal, workspaceId: string, id: string): Promise<{ account: ServiceAccountRecord; secret: string }> {
+    await this.get(principal, workspaceId, id);
     const secret = newClientSecret();
-    this.store.update(id, { secretPrefix: secret.slice(0, SECRET_PREFIX_LENGTH), secretSha256: hashSecret(secret) });
-    return { account: this.store.get(id)!, secret };
+    await this.store.update(id, { secretPrefix: secret.slice(0, SECRET_PREFIX_LENGTH), secretSha256: hashSecret(secret) });
+    return { account: (await this.store.get(id))!, secret };
   }
 
-  delete(principal: Principal, workspaceId: string, id: string): ServiceAccountRecord {
-    const account = this.get(principal, workspaceId, id);
-    this.store.delete(id);
+  async delete(principal: Principal, workspaceId: string, id: string): Promise<ServiceAccountRecord> {
+    const account = await this.get(principal, workspaceId, id);
+    await this.store.delete(id);
     return account;
   }
 
@@ -172,7 +172,7 @@ export class ServiceAccountService {
         account = await this.byAssertion(request.clientAssertion, request.clientId, request.audiences, now);
         method = "private_key_jwt";
       } else {
-        account = this.bySecret(request.clientId, request.clientSecret);
+        account = await this.bySecret(request.clientId, request.clientSecret);
         method = "client_secret";
       }
     } else if (request.grantType === GRANT_JWT_BEARER) {
@@ -188,7 +188,7 @@ export class ServiceAccountService {
     const scopes = this.requestedScopes(account, request.scope);
     const scope = scopes.join(" ");
     const accessToken = await this.keys.sign({ sub: account.id, ws: account.workspaceId, scope }, { issuer: this.settings.issuer(), audience: this.settings.audience, ttlSeconds: this.settings.tokenTtlSeconds, jti: randomBase62(24), now });
-    this.store.update(account.id, { lastTokenAt: now });
+    await this.store.update(account.id, { lastTokenAt: now });
     return { accessToken, expiresIn: this.settings.tokenTtlSeconds, scope, account, method };
   }
 
@@ -201,7 +201,7 @@ export class ServiceAccountService {
       const expired = (error as { code?: string }).code === "ERR_JWT_EXPIRED";
       throw new ServiceError("authentication", expired ? "the access token has expired: get a new one from /v1/oauth/token" : "invalid access token", { code: expired ? "expired_access_token" : "invalid_access_token" });
     }
-    const account = this.store.get(claims.sub);
+    const account = await this.store.get(claims.sub);
     if (!account || account.workspaceId !== claims.ws) throw new ServiceError("authentication", "the service account of this token no longer exists", { code: "invalid_access_token" });
     if (account.disabledAt !== null) throw new ServiceError("authentication", "this service account is disabled", { code: "service_account_disabled" });
     // The account's scopes today bound what an older token may still do.
@@ -209,9 +209,9 @@ export class ServiceAccountService {
     return { kind: "service_account", workspaceId: account.workspaceId, keyId: account.id, keyName: account.name, scopes: new Set(scopes) };
   }
 
-  private bySecret(clientId: string | undefined, secret: string | undefined): ServiceAccountRecord {
+  private async bySecret(clientId: string | undefined, secret: string | undefined): Promise<ServiceAccountRecord> {
     if (!clientId || !secret) throw new OAuthError("invalid_client", "client authentication is missing: send client_id and client_secret (HTTP Basic or the form), or a client_assertion", clientId ?? null);
-    const account = /^sa_[A-Za-z0-9]{1,64}$/.test(clientId) ? this.store.get(clientId) : undefined;
+    const account = /^sa_[A-Za-z0-9]{1,64}$/.test(clientId) ? await this.store.get(clientId) : undefined;
     if (!account || account.secretSha256 === null || !secret.startsWith(CLIENT_SECRET_MARKER) || secret.length > 256 || !digestsEqual(hashSecret(secret), account.secretSha256)) {
       throw new OAuthError("invalid_client", "client authentication failed", clientId);
     }
@@ -228,7 +228,7 @@ export class ServiceAccountService {
       throw new OAuthError(failure, "the assertion is not a JWT");
     }
     if (!issuer || (clientIdHint !== undefined && clientIdHint !== issuer)) throw new OAuthError(failure, "the assertion's 'iss' must be the client_id", clientIdHint ?? null);
-    const account = /^sa_[A-Za-z0-9]{1,64}$/.test(issuer) ? this.store.get(issuer) : undefined;
+    const account = /^sa_[A-Za-z0-9]{1,64}$/.test(issuer) ? await this.store.get(issuer) : undefined;
     if (!account?.publicJwk) throw new OAuthError(failure, "no service account with a registered key has this client_id", issuer);
     let checked: { jti: string; exp: number };
     try {
@@ -236,7 +236,7 @@ export class ServiceAccountService {
     } catch (error) {
       throw new OAuthError(failure, `the assertion was refused: ${(error as Error).message}`, account.id);
     }
-    if (!this.store.useAssertion(account.id, checked.jti, checked.exp + 60, now)) throw new OAuthError(failure, "this assertion was already used (its jti was seen before)", account.id);
+    if (!(await this.store.useAssertion(account.id, checked.jti, checked.exp + 60, now))) throw new OAuthError(failure, "this assertion was already used (its jti was seen before)", account.id);
     return account;
   }
 
@@ -248,8 +248,8 @@ export class ServiceAccountService {
     return asked as Scope[];
   }
 
-  private authorize(principal: Principal, workspaceId: string): void {
-    this.admin.getWorkspace(principal, workspaceId);
+  private async authorize(principal: Principal, workspaceId: string): Promise<void> {
+    await this.admin.getWorkspace(principal, workspaceId);
     this.admin.require(principal, "keys.manage");
   }
 

@@ -5,13 +5,14 @@
  * `instance` chain). Prompts and files are recorded by their SHA-256, never their text.
  *
  * Writes are batched off the request's path: `record` queues, and the queue is written
- * in one transaction a few milliseconds later (or at once when it is large, when an
- * administrative change uses `recordNow`, and on close). Events a stranger can repeat at
- * will (failed authentication) go through `recordCoalesced`: repeats within a window
- * become one entry with a `count` (see `AuditCoalescer`), written by `close` at the latest. After each write the chains'
- * heads are signed into a file beside the database, so rows cut from a chain's end are
- * detected by `verify` too. Reads are limited to the caller's workspace unless it holds
- * `workspaces.manage`.
+ * in one transaction (of at most `maxBatch` entries) a few milliseconds later (or at once
+ * when it is large, when an administrative change awaits `recordNow`, and on close); one
+ * write at a time, in the order queued. Events a stranger can repeat at will (failed
+ * authentication) go through `recordCoalesced`: repeats within a window become one entry
+ * with a `count` (see `AuditCoalescer`), written by `close` at the latest. After each write
+ * the chains' heads are signed into a file in the data folder, so rows cut from a chain's
+ * end are detected by `verify` too. Reads are limited to the caller's workspace unless it
+ * holds `workspaces.manage`.
  */
 import { renameSync, readFileSync, writeFileSync } from "node:fs";
 import type { Principal } from "../domain/scopes.js";
@@ -113,14 +114,14 @@ interface SignedHeads {
 }
 
 export interface AuditServiceOptions {
-  /** Where the signed chain heads are kept (beside the database). */
+  /** Where the signed chain heads are kept (in the data folder). */
   headsFile: string;
   /** Milliseconds a queued entry may wait for its batch. */
   flushMs?: number;
-  /** A queue this long is written at once. */
+  /** A queue this long is written at once; also the most entries one transaction holds. Default 512. */
   maxBatch?: number;
   now?: () => number;
-  /** A batch that could not be written (it stays queued and is retried). */
+  /** A batch that could not be written in the background (it stays queued and is retried). */
   onError?: (error: unknown) => void;
   /** Milliseconds during which repeats of a coalesced event are counted into one entry. Default 60 000. */
   coalesceMs?: number;
@@ -156,27 +157,38 @@ export class AuditService {
   private readonly now: () => number;
   private closed = false;
   private readonly coalescer: AuditCoalescer;
+  /** The last write started or waiting (writes go one at a time, in order). */
+  private writing: Promise<void> = Promise.resolve();
+  /** A write waiting for its turn: it takes everything queued when it starts, so one is enough. */
+  private pending: Promise<void> | null = null;
   /** Entries written since start (diagnostics and benchmarks). */
   written = 0;
 
-  constructor(
+  /** The service with the chains' heads as the database holds them now. */
+  static async open(store: AuditStore, signer: AuditSigner, options: AuditServiceOptions): Promise<AuditService> {
+    return new AuditService(store, signer, options, await store.heads());
+  }
+
+  private constructor(
     private readonly store: AuditStore,
     private readonly signer: AuditSigner,
     private readonly options: AuditServiceOptions,
+    heads: readonly ChainHead[],
   ) {
     this.now = options.now ?? Date.now;
-    for (const head of store.heads()) this.heads.set(head.chain, head);
+    for (const head of heads) this.heads.set(head.chain, head);
     this.coalescer = new AuditCoalescer((event) => this.record(event), { windowMs: options.coalesceMs, now: this.now, onError: options.onError });
   }
 
   /** Queues an entry; it is written within `flushMs`. Never throws into the caller's request. */
   record(event: AuditEvent): void {
     if (this.options.disabled) return;
+    this.queue.push(this.draft(event));
     if (this.closed) {
-      this.recordNow(event);
+      // No timer outlives close: written now, and a failure is reported (the entry stays queued for a later write).
+      this.flush().catch((error: unknown) => this.options.onError?.(error));
       return;
     }
-    this.queue.push(this.draft(event));
     if (this.queue.length >= (this.options.maxBatch ?? 512)) this.flushQuietly();
     else this.timer ??= setTimeout(() => this.flushQuietly(), this.options.flushMs ?? 20);
   }
@@ -191,54 +203,75 @@ export class AuditService {
   recordCoalesced(key: string, event: AuditEvent): void {
     if (this.options.disabled) return;
     if (this.closed) {
-      this.recordNow(event);
+      this.record(event);
       return;
     }
     this.coalescer.record(key, event);
   }
 
-  /** Writes the entry (and anything queued before it) before returning; throws when it cannot. */
-  recordNow(event: AuditEvent): void {
+  /** Writes the entry (and anything queued before it) before resolving; rejects when it cannot (the entries stay queued). */
+  async recordNow(event: AuditEvent): Promise<void> {
     if (this.options.disabled) return;
     this.queue.push(this.draft(event));
-    this.flush();
+    await this.flush();
   }
 
-  /** Writes every queued entry in one transaction and signs the new heads. */
-  flush(): void {
+  /**
+   * Writes every queued entry (in transactions of at most `maxBatch`) and signs the new heads,
+   * after the writes already under way. Rejects when a write fails; its entries stay queued, first.
+   */
+  flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.queue.length === 0) return;
-    const batch = this.queue;
-    this.queue = [];
+    if (this.pending) return this.pending;
+    const write = this.writing.then(() => {
+      this.pending = null;
+      return this.writeQueued();
+    });
+    this.pending = write;
+    this.writing = write.catch(() => undefined);
+    return write;
+  }
+
+  /** Writes what is queued now, `maxBatch` entries per transaction (so a chain's lock is never held long). */
+  private async writeQueued(): Promise<void> {
+    let remaining = this.queue.length;
+    let wrote = false;
     try {
-      const heads = this.store.append(batch, (d, seq, prevHash) => storedEntryHash({ actor: d.actor, chain: d.chain, id: d.id, outcome: d.outcome, prev_hash: prevHash, request_id: d.requestId, seq, time: new Date(d.atMs).toISOString(), type: d.type }, d.body), GENESIS_HASH);
-      for (const head of heads) this.heads.set(head.chain, head);
-      this.written += batch.length;
-    } catch (error) {
-      this.queue = [...batch, ...this.queue];
-      throw error;
+      while (remaining > 0) {
+        const batch = this.queue.splice(0, Math.min(remaining, this.options.maxBatch ?? 512));
+        remaining -= batch.length;
+        let heads: ChainHead[];
+        try {
+          heads = await this.store.append(batch, (d, seq, prevHash) => storedEntryHash({ actor: d.actor, chain: d.chain, id: d.id, outcome: d.outcome, prev_hash: prevHash, request_id: d.requestId, seq, time: new Date(d.atMs).toISOString(), type: d.type }, d.body), GENESIS_HASH);
+        } catch (error) {
+          this.queue.unshift(...batch);
+          throw error;
+        }
+        for (const head of heads) this.heads.set(head.chain, head);
+        this.written += batch.length;
+        wrote = true;
+      }
+    } finally {
+      if (wrote) this.signHeads();
     }
-    this.signHeads();
   }
 
   private flushQuietly(): void {
-    try {
-      this.flush();
-    } catch (error) {
+    this.flush().catch((error: unknown) => {
       this.options.onError?.(error);
-      this.timer ??= setTimeout(() => this.flushQuietly(), 1000);
-    }
+      if (!this.closed) this.timer ??= setTimeout(() => this.flushQuietly(), 1000);
+    });
   }
 
   /** Writes the pending coalesced counts and everything queued; later entries are written at once. Idempotent. */
-  close(): void {
+  async close(): Promise<void> {
     this.coalescer.close();
     this.closed = true;
-    this.flush();
+    await this.flush();
   }
 
-  /** How many chains and entries the trail holds (from the heads: no scan). */
+  /** How many chains and entries the trail holds (from the heads this process last read or wrote: no scan; a chain another writer extended shows its new length once this process next writes to it). */
   stats(): { chains: number; entries: number } {
     const heads = [...this.heads.values()];
     return { chains: heads.length, entries: heads.reduce((sum, h) => sum + h.seq, 0) };
@@ -250,12 +283,12 @@ export class AuditService {
   }
 
   /** One page of a chain's entries with filters, newest first by default. */
-  list(principal: Principal, query: AuditListQuery): { data: AuditEntry[]; hasMore: boolean } {
+  async list(principal: Principal, query: AuditListQuery): Promise<{ data: AuditEntry[]; hasMore: boolean }> {
     const chain = this.readableChain(principal, query.chain);
-    this.flush();
-    const afterSeq = query.after === undefined ? undefined : this.store.seqOf(chain, query.after);
+    await this.flush();
+    const afterSeq = query.after === undefined ? undefined : await this.store.seqOf(chain, query.after);
     if (query.after !== undefined && afterSeq === undefined) return { data: [], hasMore: false };
-    const page = this.store.page({ ...query, chain }, query.limit, afterSeq, query.order);
+    const page = await this.store.page({ ...query, chain }, query.limit, afterSeq, query.order);
     return { data: page.data.map(entryFromRow), hasMore: page.hasMore };
   }
 
@@ -266,8 +299,8 @@ export class AuditService {
    */
   async *export(principal: Principal, query: { chain?: string | undefined; format: ExportFormat; sinceMs?: number | undefined; untilMs?: number | undefined }): AsyncGenerator<string> {
     const chain = this.readableChain(principal, query.chain);
-    this.flush();
-    const bounds = this.store.seqBounds(chain, query.sinceMs, query.untilMs);
+    await this.flush();
+    const bounds = await this.store.seqBounds(chain, query.sinceMs, query.untilMs);
     const csv = query.format === "csv";
     if (csv) yield csvHeader();
     let count = 0;
@@ -275,7 +308,7 @@ export class AuditService {
     let head: string | null = null;
     if (bounds) {
       for (let from = bounds.first; from <= bounds.last; ) {
-        const rows = this.store.range(chain, from, bounds.last, 2000);
+        const rows = await this.store.range(chain, from, bounds.last, 2000);
         if (rows.length === 0) break;
         let out = "";
         for (const row of rows) {
@@ -292,7 +325,7 @@ export class AuditService {
       }
     }
     if (anchor === null) {
-      const before = query.sinceMs === undefined ? this.store.headBefore(chain, Number.MAX_SAFE_INTEGER) : this.store.headBefore(chain, query.sinceMs);
+      const before = await this.store.headBefore(chain, query.sinceMs ?? Number.MAX_SAFE_INTEGER);
       anchor = before?.hash ?? GENESIS_HASH;
     }
     const manifest: ExportManifest = signManifest(this.signer, {
@@ -317,11 +350,11 @@ export class AuditService {
    */
   async verify(principal: Principal, chainParam?: string): Promise<AuditVerification> {
     const started = performance.now();
-    this.flush();
-    const chains = chainParam !== undefined || !principal.scopes.has("workspaces.manage") ? [this.readableChain(principal, chainParam)] : this.allChains();
+    await this.flush();
+    const chains = chainParam !== undefined || !principal.scopes.has("workspaces.manage") ? [this.readableChain(principal, chainParam)] : await this.allChains();
     const problems: ChainProblem[] = [];
     const signed = this.readSignedHeads(problems);
-    const missing = this.store.missingTriggers();
+    const missing = await this.store.missingTriggers();
     if (missing.length > 0) {
       problems.push({ chain: chains[0] ?? INSTANCE_CHAIN, seq: null, id: null, reason: "append_only_disabled", message: `the database's append-only protection was removed (missing triggers: ${missing.join(", ")})` });
     }
@@ -330,7 +363,7 @@ export class AuditService {
     for (const chain of chains) {
       const verifier = new ChainVerifier(chain);
       for (let from = 1; ; ) {
-        const rows = this.store.range(chain, from, Number.MAX_SAFE_INTEGER, 5000);
+        const rows = await this.store.range(chain, from, Number.MAX_SAFE_INTEGER, 5000);
         if (rows.length === 0) break;
         for (const row of rows) verifier.add(row, rowHash(row));
         from = rows.at(-1)!.seq + 1;
@@ -347,7 +380,7 @@ export class AuditService {
           reason: "truncated",
           message: `entries ${(verifier.lastSeq ?? 0) + 1}–${signedHead.seq} were removed from the end of the chain (the signed head records ${signedHead.seq})`,
         });
-      } else if (signedHead && this.store.hashAt(chain, signedHead.seq) !== signedHead.hash) {
+      } else if (signedHead && (await this.store.hashAt(chain, signedHead.seq)) !== signedHead.hash) {
         problems.push({ chain, seq: signedHead.seq, id: null, reason: "hash_mismatch", message: `entry ${signedHead.seq} is not the one the signed head records` });
       }
       report.push({ chain, count: verifier.count, head_seq: verifier.lastSeq ?? 0, head_hash: verifier.head, signed_head_seq: signedHead?.seq ?? null });
@@ -367,8 +400,8 @@ export class AuditService {
     return wanted;
   }
 
-  private allChains(): string[] {
-    return [...new Set([...this.store.chains(), ...this.heads.keys()])].sort();
+  private async allChains(): Promise<string[]> {
+    return [...new Set([...(await this.store.chains()), ...this.heads.keys()])].sort();
   }
 
   private draft(event: AuditEvent): AuditDraft {

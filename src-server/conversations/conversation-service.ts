@@ -63,7 +63,7 @@ export class ConversationService {
     const cipher = await this.keyring.cipher(id);
     const now = nowSeconds();
     const title = input.title?.trim() || DEFAULT_TITLE;
-    this.store.insert({
+    await this.store.insert({
       id,
       workspaceId: principal.workspaceId,
       corpusId: input.corpusId ?? null,
@@ -78,27 +78,27 @@ export class ConversationService {
   }
 
   async list(principal: Principal, page: PageRequest): Promise<Page<ConversationView>> {
-    const result = this.store.list(principal.workspaceId, page);
+    const result = await this.store.list(principal.workspaceId, page);
     return { data: await Promise.all(result.data.map((r) => this.view(r))), hasMore: result.hasMore };
   }
 
   async get(principal: Principal, id: string): Promise<ConversationView & { messages: MessageView[] }> {
-    const record = this.record(principal, id);
+    const record = await this.record(principal, id);
     const cipher = await this.keyring.cipher(id);
-    const messages = this.store.messages(id).map((m) => this.openMessage(cipher.open.bind(cipher), m));
+    const messages = (await this.store.messages(id)).map((m) => this.openMessage(cipher.open.bind(cipher), m));
     return { ...(await this.view(record)), messages };
   }
 
   async rename(principal: Principal, id: string, title: string): Promise<ConversationView> {
-    this.record(principal, id);
+    await this.record(principal, id);
     const cipher = await this.keyring.cipher(id);
-    this.store.setTitle(id, cipher.seal(Buffer.from(title.trim(), "utf8"), `conversation:${id}:title`), nowSeconds());
-    return this.view(this.record(principal, id));
+    await this.store.setTitle(id, cipher.seal(Buffer.from(title.trim(), "utf8"), `conversation:${id}:title`), nowSeconds());
+    return this.view(await this.record(principal, id));
   }
 
   /** Appends messages in order. The first question names a conversation still called "New conversation". */
   async append(principal: Principal, id: string, messages: (MessageBody & { role: "user" | "assistant" })[]): Promise<MessageView[]> {
-    const record = this.record(principal, id);
+    const record = await this.record(principal, id);
     if (record.messageCount + messages.length > this.limits.maxMessages) {
       throw invalidRequest(`a conversation holds at most ${this.limits.maxMessages} messages; start a new one`, "conversation_full", "messages");
     }
@@ -108,23 +108,23 @@ export class ConversationService {
       const messageId = newId("msg_");
       return { id: messageId, role, createdAt: now, body: cipher.seal(Buffer.from(JSON.stringify(body), "utf8"), `conversation:${id}:message:${messageId}`) };
     });
-    const stored = this.store.append(id, sealed, now);
+    const stored = await this.store.append(id, sealed, now);
     const firstQuestion = messages.find((m) => m.role === "user");
     if (firstQuestion && (await this.titleOf(record)) === DEFAULT_TITLE) {
-      this.store.setTitle(id, cipher.seal(Buffer.from(titleFrom(firstQuestion.content), "utf8"), `conversation:${id}:title`), now);
+      await this.store.setTitle(id, cipher.seal(Buffer.from(titleFrom(firstQuestion.content), "utf8"), `conversation:${id}:title`), now);
     }
     return stored.map((m) => this.openMessage(cipher.open.bind(cipher), m));
   }
 
   /** Irreversible: messages and the conversation's key are deleted together. */
-  delete(principal: Principal, id: string): void {
-    this.record(principal, id);
-    this.store.delete(id);
+  async delete(principal: Principal, id: string): Promise<void> {
+    await this.record(principal, id);
+    await this.store.delete(id);
     this.keyring.forget(id);
   }
 
-  private record(principal: Principal, id: string): ConversationRecord {
-    const record = this.store.get(principal.workspaceId, id);
+  private async record(principal: Principal, id: string): Promise<ConversationRecord> {
+    const record = await this.store.get(principal.workspaceId, id);
     if (!record) throw notFound(`No conversation '${id}'`, "conversation_not_found", "conversation_id");
     return record;
   }

@@ -74,11 +74,12 @@ function bodyPart(req: Request, of: (body: Record<string, unknown>) => unknown):
 
 /** Records an entry; an audit write that fails is logged, never turned into the caller's error after the fact. */
 export function recordSafely(audit: AuditService, res: Response, event: Parameters<AuditService["record"]>[0], durable = false): void {
+  const failed = (error: unknown) => res.locals.log?.error({ err: error, type: event.type }, "audit write failed");
   try {
-    if (durable) audit.recordNow(event);
+    if (durable) audit.recordNow(event).catch(failed);
     else audit.record(event);
   } catch (error) {
-    res.locals.log?.error({ err: error, type: event.type }, "audit write failed");
+    failed(error);
   }
 }
 

@@ -19,7 +19,7 @@ const principal: Principal = { workspaceId: "ws_default", keyId: "key_good", key
 function fakeAdmin() {
   const admin = {
     checks: 0,
-    authenticate(secret: string): Principal {
+    async authenticate(secret: string): Promise<Principal> {
       admin.checks += 1;
       if (secret === GOOD) return principal;
       if (secret === REVOKED) throw new ServiceError("authentication", "this API key has been revoked", { code: "revoked_api_key" });
@@ -30,7 +30,7 @@ function fakeAdmin() {
 }
 
 const sessions = {
-  authenticate(): Principal {
+  async authenticate(): Promise<Principal> {
     throw new ServiceError("authentication", "session expired", { code: "invalid_session" });
   },
 } as unknown as SessionService;

@@ -108,10 +108,10 @@ export function authenticate(admin: AdminService, sessions: SessionService, audi
         throw new ServiceError("authentication", "Missing API key: send 'Authorization: Bearer <API_KEY>'.", { code: "missing_api_key" });
       case "session":
         assertSameOrigin(req);
-        res.locals.principal = sessions.authenticate(presented.secret);
+        res.locals.principal = await sessions.authenticate(presented.secret);
         return;
       case "bearer":
-        res.locals.principal = tokens && looksLikeJwt(presented.token) ? await tokens.authenticateToken(presented.token) : admin.authenticate(presented.token);
+        res.locals.principal = tokens && looksLikeJwt(presented.token) ? await tokens.authenticateToken(presented.token) : await admin.authenticate(presented.token);
     }
   };
   return (req, res, next) => {

@@ -2,6 +2,7 @@
  * Maps every error to the OpenAI error shape, once: `{"error":{message,type,param,code}}`.
  * No stack traces leave the process; unexpected errors are logged with the request id.
  */
+import { isStoreUnavailable } from "../store/sql-database.js";
 import type { ErrorRequestHandler, RequestHandler, Response } from "express";
 import { RateLimitExceeded } from "../admin/rate-limit-service.js";
 import { ServiceError, type ErrorKind, type InputLocation } from "../errors.js";
@@ -85,6 +86,8 @@ function asServiceError(error: unknown): ServiceError {
   if ((typeof code === "string" && /^(Z_|ERR_ZLIB|ERR_BROTLI|ERR__ERROR)/.test(code)) || /decompression failed/i.test(e?.message ?? "")) {
     return new ServiceError("invalid_request", "the request body could not be decompressed: it does not match its Content-Encoding", { code: "invalid_content_encoding" });
   }
+  // The shared database is unreachable or restarting: the request may succeed in a moment.
+  if (isStoreUnavailable(error)) return new ServiceError("unavailable", "the database is unavailable right now; retry shortly", { code: "store_unavailable", retryAfterSeconds: 2, cause: error });
   // Router and body-parser errors carry their status (a path with malformed percent-encoding: 400).
   const status = typeof e?.status === "number" ? e.status : undefined;
   if (status !== undefined && status >= 400 && status < 500) {

@@ -14,8 +14,8 @@ export interface MetricsSources {
   engine: () => EngineStatus;
   /** Every replica of every remote model, as the router sees it now. */
   upstreams?: () => (UpstreamStatus & { model: string })[];
-  /** Documents by status across every corpus. */
-  documents: () => Record<string, number>;
+  /** Documents by status across every corpus (read from the store at each scrape). */
+  documents: () => Promise<Record<string, number>>;
 }
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
@@ -118,8 +118,8 @@ export class Metrics {
       help: "Documents by indexing status (queued and processing: the indexing queue; failed: documents that could not be indexed)",
       labelNames: ["status"],
       registers,
-      collect() {
-        for (const [status, n] of Object.entries(sources.documents())) this.set({ status }, n);
+      async collect() {
+        for (const [status, n] of Object.entries(await sources.documents())) this.set({ status }, n);
       },
     });
   }

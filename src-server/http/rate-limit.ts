@@ -48,23 +48,23 @@ export function setRateLimitHeaders(res: Response, states: ScopedState[], now = 
 
 /** After authentication: every response tells the caller where its limits stand. */
 export function rateLimitHeaders(rate: RateLimitService): RequestHandler {
-  return (_req, res, next) => {
+  return async (_req, res, next) => {
     const principal = res.locals.principal;
-    if (principal) setRateLimitHeaders(res, rate.peek(principal));
+    if (principal) setRateLimitHeaders(res, await rate.peek(principal));
     next();
   };
 }
 
 /** On costly routes (chat, embeddings, query, search, upload): counts the request or answers 429. */
 export function costly(rate: RateLimitService): RequestHandler {
-  return (_req, res, next) => {
+  return async (_req, res, next) => {
     const principal = res.locals.principal;
     if (!principal) {
       next();
       return;
     }
     try {
-      const admission = rate.admit(principal);
+      const admission = await rate.admit(principal);
       setRateLimitHeaders(res, admission.states);
       res.locals.admission = admission;
       next();

@@ -43,7 +43,7 @@ export class ResponseArchive {
     const key = await this.keyring.create(id);
     const cipher = await this.keyring.cipher(id);
     const createdAt = this.now();
-    this.store.insert({
+    await this.store.insert({
       id,
       workspaceId: principal.workspaceId,
       keyProvider: key.provider,
@@ -56,21 +56,21 @@ export class ResponseArchive {
 
   /** 404 `response_not_found` when it was never stored, was deleted, has expired or is another workspace's. */
   async load(principal: Principal, id: string, param = "response_id"): Promise<ArchivedResponse> {
-    const record = this.store.get(principal.workspaceId, id, this.now());
+    const record = await this.store.get(principal.workspaceId, id, this.now());
     if (!record) throw notFound(`No stored response '${id}' (responses made with store: false are not kept; stored ones are kept ${this.options.retentionDays > 0 ? `${this.options.retentionDays} days` : "until deleted"})`, "response_not_found", param);
     const cipher = await this.keyring.cipher(id);
     return JSON.parse(cipher.open(record.body, `response:${id}`).toString("utf8")) as ArchivedResponse;
   }
 
   /** Irreversible: the response and its key. */
-  delete(principal: Principal, id: string): void {
-    if (!this.store.delete(principal.workspaceId, id)) throw notFound(`No stored response '${id}'`, "response_not_found", "response_id");
+  async delete(principal: Principal, id: string): Promise<void> {
+    if (!(await this.store.delete(principal.workspaceId, id))) throw notFound(`No stored response '${id}'`, "response_not_found", "response_id");
     this.keyring.forget(id);
   }
 
   /** Deletes responses whose retention has ended (with their keys); returns how many. */
-  purgeExpired(): number {
-    const ids = this.store.deleteExpired(this.now());
+  async purgeExpired(): Promise<number> {
+    const ids = await this.store.deleteExpired(this.now());
     for (const id of ids) this.keyring.forget(id);
     return ids.length;
   }

@@ -99,31 +99,34 @@ export class CorpusService {
       createdAt: now,
       updatedAt: now,
     };
+    // The key is stored first (insert-if-absent), then claimed by the corpus in one transaction.
     const key = await this.deps.keyring.create(record.id);
-    this.deps.corpora.insert(record, key);
+    await this.deps.corpora.insert(record, key);
     return this.view(record);
   }
 
   /** The corpus, or 404 when it is not in the caller's workspace. */
-  record(principal: Principal, id: string): CorpusRecord {
-    const corpus = this.deps.corpora.get(principal.workspaceId, id);
+  async record(principal: Principal, id: string): Promise<CorpusRecord> {
+    const corpus = await this.deps.corpora.get(principal.workspaceId, id);
     if (!corpus) throw notFound(`No corpus '${id}'`, "corpus_not_found", "corpus_id");
     return corpus;
   }
 
-  get(principal: Principal, id: string): CorpusView {
-    return this.view(this.record(principal, id));
+  async get(principal: Principal, id: string): Promise<CorpusView> {
+    return this.view(await this.record(principal, id));
   }
 
-  list(principal: Principal, page: PageRequest): Page<CorpusView> {
-    const result = this.deps.corpora.list(principal.workspaceId, page);
-    return { data: result.data.map((c) => this.view(c)), hasMore: result.hasMore };
+  async list(principal: Principal, page: PageRequest): Promise<Page<CorpusView>> {
+    const result = await this.deps.corpora.list(principal.workspaceId, page);
+    const data: CorpusView[] = [];
+    for (const c of result.data) data.push(await this.view(c));
+    return { data, hasMore: result.hasMore };
   }
 
-  update(principal: Principal, id: string, patch: CorpusPatch): CorpusView {
-    this.record(principal, id);
+  async update(principal: Principal, id: string, patch: CorpusPatch): Promise<CorpusView> {
+    await this.record(principal, id);
     const { rerankModel, ...rest } = patch;
-    this.deps.corpora.update(id, { ...rest, ...(rerankModel !== undefined ? { rerankModel: rerankModel === null ? null : this.rerankModel(rerankModel) } : {}) }, nowSeconds());
+    await this.deps.corpora.update(id, { ...rest, ...(rerankModel !== undefined ? { rerankModel: rerankModel === null ? null : this.rerankModel(rerankModel) } : {}) }, nowSeconds());
     return this.get(principal, id);
   }
 
@@ -138,12 +141,12 @@ export class CorpusService {
 
   /**
    * Irreversible: documents, chunks, vectors and originals move, sealed as stored, to a
-   * tombstone in cold storage and are wiped from primary storage (secure_delete, pages
-   * reclaimed); the in-memory index is dropped. The tombstone and the wrapped corpus key
+   * tombstone in cold storage and are deleted from primary storage (on SQLite also wiped:
+   * secure_delete, pages reclaimed); the in-memory index is dropped. The tombstone and the wrapped corpus key
    * are destroyed by the purge once the retention window ends (see TombstoneService).
    */
   async delete(principal: Principal, id: string): Promise<{ id: string; tombstone: TombstoneRecord }> {
-    const corpus = this.record(principal, id);
+    const corpus = await this.record(principal, id);
     const tombstone = await this.deps.tombstones.buryCorpus(corpus);
     await this.deps.indexes.drop(id);
     this.deps.keyring.forget(id);
@@ -151,8 +154,8 @@ export class CorpusService {
     return { id, tombstone };
   }
 
-  view(record: CorpusRecord): CorpusView {
-    const counts = this.deps.corpora.counts(record.id);
-    return { ...record, status: deriveStatus(counts), counts, chunkCount: this.deps.corpora.chunkCount(record.id) };
+  async view(record: CorpusRecord): Promise<CorpusView> {
+    const counts = await this.deps.corpora.counts(record.id);
+    return { ...record, status: deriveStatus(counts), counts, chunkCount: await this.deps.corpora.chunkCount(record.id) };
   }
 }

@@ -119,18 +119,7 @@ export class DocumentService {
     const rejected: FileRejection[] = [];
     const seen = new Map<string, string>();
     for (const file of staged) {
-      const existing = this.deps.documents.findBySha256(corpusId, file.sha256)?.id ?? seen.get(file.sha256);
-      if (existing) {
-        await this.deps.blobs.delete(corpusId, file.documentId);
-        rejected.push({
-          filename: file.filename,
-          error: { code: "duplicate_document", message: `this corpus already holds the same content as document ${existing}` },
-          sha256: file.sha256,
-          bytes: file.bytes,
-          format: file.format,
-        });
-        continue;
-      }
+      let existing = (await this.deps.documents.findBySha256(corpusId, file.sha256))?.id ?? seen.get(file.sha256);
       const now = nowSeconds();
       const record: DocumentRecord = {
         id: file.documentId,
@@ -150,7 +139,19 @@ export class DocumentService {
         updatedAt: now,
         indexedAt: null,
       };
-      this.deps.documents.insert(record);
+      // The same content committed meanwhile (a concurrent upload) is a duplicate too.
+      if (!existing && !(await this.deps.documents.insert(record))) existing = (await this.deps.documents.findBySha256(corpusId, file.sha256))?.id ?? "(deleted meanwhile)";
+      if (existing) {
+        await this.deps.blobs.delete(corpusId, file.documentId);
+        rejected.push({
+          filename: file.filename,
+          error: { code: "duplicate_document", message: `this corpus already holds the same content as document ${existing}` },
+          sha256: file.sha256,
+          bytes: file.bytes,
+          format: file.format,
+        });
+        continue;
+      }
       seen.set(file.sha256, record.id);
       documents.push(record);
       this.deps.events.publish(corpusId, { type: "document.status", documentId: record.id, status: "queued", error: null, chunkCount: 0 });
@@ -165,14 +166,14 @@ export class DocumentService {
   }
 
   /** A page of the corpus's documents; `status` keeps those in that state (e.g. the failed ones). */
-  list(principal: Principal, corpusId: string, page: PageRequest, status?: DocumentStatus): Page<DocumentRecord> {
-    this.deps.corpora.record(principal, corpusId);
+  async list(principal: Principal, corpusId: string, page: PageRequest, status?: DocumentStatus): Promise<Page<DocumentRecord>> {
+    await this.deps.corpora.record(principal, corpusId);
     return this.deps.documents.list(corpusId, page, status);
   }
 
-  get(principal: Principal, corpusId: string, documentId: string): DocumentRecord {
-    this.deps.corpora.record(principal, corpusId);
-    const document = this.deps.documents.get(corpusId, documentId);
+  async get(principal: Principal, corpusId: string, documentId: string): Promise<DocumentRecord> {
+    await this.deps.corpora.record(principal, corpusId);
+    const document = await this.deps.documents.get(corpusId, documentId);
     if (!document) throw notFound(`No document '${documentId}' in corpus '${corpusId}'`, "document_not_found", "document_id");
     return document;
   }
@@ -182,7 +183,7 @@ export class DocumentService {
    * storage and are wiped from primary storage; its index rows are removed.
    */
   async delete(principal: Principal, corpusId: string, documentId: string): Promise<TombstoneRecord> {
-    this.get(principal, corpusId, documentId);
+    await this.get(principal, corpusId, documentId);
     const tombstone = await this.deps.tombstones.buryDocument(corpusId, documentId);
     await this.deps.indexes.removeDocument(corpusId, documentId);
     return tombstone;
@@ -195,7 +196,7 @@ export class DocumentService {
   async sweepOrphans(): Promise<number> {
     let removed = 0;
     for (const { corpusId, documentId } of await this.deps.blobs.list()) {
-      if (this.deps.documents.get(corpusId, documentId)) continue;
+      if (await this.deps.documents.get(corpusId, documentId)) continue;
       await this.deps.blobs.delete(corpusId, documentId);
       removed++;
     }

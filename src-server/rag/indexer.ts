@@ -24,6 +24,9 @@ import { ParserPool } from "./ingest/parse-document.js";
 import { ParseError } from "./ingest/types.js";
 import type { CorpusIndexes } from "./retrieval/corpus-indexes.js";
 
+/** Pause before the queue is read again after the store failed to answer. */
+const STORE_RETRY_MS = 2000;
+
 export interface IndexerOptions {
   /** Chunk size aimed for, in tokens. */
   targetTokens: number;
@@ -58,6 +61,8 @@ export interface IndexerDeps {
 
 export class Indexer {
   private wakeUp: (() => void) | null = null;
+  /** Set by `wake()`: work was queued since the loop last looked (the look is a query: a wake-up can come during it). */
+  private woken = false;
   private running: Promise<void> | null = null;
   private readonly abort = new AbortController();
   /** Parse workers kept from one document to the next (starting one costs more than most parses). */
@@ -72,13 +77,16 @@ export class Indexer {
 
   /** Requeues interrupted work and starts the loop. */
   start(): void {
-    const requeued = this.deps.documents.requeueInterrupted(nowSeconds());
-    if (requeued > 0) this.deps.logger.info({ requeued }, "resuming interrupted indexing");
-    this.running ??= this.loop();
+    this.running ??= (async () => {
+      const requeued = await this.whileStoreAnswers(() => this.deps.documents.requeueInterrupted(nowSeconds()));
+      if (requeued) this.deps.logger.info({ requeued }, "resuming interrupted indexing");
+      await this.loop();
+    })();
   }
 
   /** New work was queued. */
   wake(): void {
+    this.woken = true;
     this.wakeUp?.();
   }
 
@@ -92,8 +100,11 @@ export class Indexer {
 
   private async loop(): Promise<void> {
     while (!this.abort.signal.aborted) {
-      const document = this.deps.documents.claimNext(nowSeconds());
+      this.woken = false;
+      const document = await this.whileStoreAnswers(() => this.deps.documents.claimNext(nowSeconds()));
+      if (document === null) continue; // stopping, or the store did not answer: tried again
       if (!document) {
+        if (this.woken) continue;
         await new Promise<void>((resolve) => (this.wakeUp = resolve));
         this.wakeUp = null;
         continue;
@@ -108,15 +119,34 @@ export class Indexer {
         const where = { documentId: document.id, corpusId: document.corpusId, filename: document.filename, code };
         if (error instanceof ParseError) this.deps.logger.warn({ ...where, reason: message }, "document failed to index");
         else this.deps.logger.error({ ...where, err: error }, "document failed to index");
-        this.deps.documents.markFailed(document.id, { code, message }, nowSeconds());
+        // Left `processing` if the store does not answer: requeued at next start.
+        await this.whileStoreAnswers(() => this.deps.documents.markFailed(document.id, { code, message }, nowSeconds()));
         this.deps.events.publish(document.corpusId, { type: "document.status", documentId: document.id, status: "failed", error: { code, message }, chunkCount: 0 });
       }
     }
   }
 
+  /**
+   * Runs a queue operation; when the store's database does not answer (Postgres restarting,
+   * unreachable), logs it and returns null after a pause instead of ending the loop.
+   */
+  private async whileStoreAnswers<T>(operation: () => Promise<T>): Promise<T | null> {
+    try {
+      return await operation();
+    } catch (error) {
+      if (this.abort.signal.aborted) return null;
+      this.deps.logger.error({ err: error }, "indexing queue: the store did not answer; retrying");
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, STORE_RETRY_MS);
+        this.abort.signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+      });
+      return null;
+    }
+  }
+
   private async index(document: DocumentRecord): Promise<void> {
     const { corpusId } = document;
-    const corpus = this.deps.corpora.getAny(corpusId);
+    const corpus = await this.deps.corpora.getAny(corpusId);
     if (!corpus) return; // deleted meanwhile
     const progress = (stage: "parsing" | "chunking" | "embedding" | "storing", done: number, total: number) =>
       this.deps.events.publish(corpusId, { type: "document.progress", documentId: document.id, stage, done, total });
@@ -195,8 +225,8 @@ export class Indexer {
         };
       });
       if (this.abort.signal.aborted) throw new Error("indexer stopping");
-      if (!this.deps.documents.getById(document.id)) return; // deleted meanwhile
-      this.deps.chunks.commitDocument(document.id, sealed, parsed.pageCount, nowSeconds());
+      if (!(await this.deps.documents.getById(document.id))) return; // deleted meanwhile
+      await this.deps.chunks.commitDocument(document.id, sealed, parsed.pageCount, nowSeconds());
       await this.deps.indexes.addChunks(corpusId, sealed.map((c, i) => ({ id: c.id, documentId: document.id, vector: vectors[i]!, ...analysed[i]! })));
       lap("storeMs");
       this.deps.events.publish(corpusId, { type: "document.status", documentId: document.id, status: "indexed", error: null, chunkCount: sealed.length, timings });

@@ -62,9 +62,9 @@ export class SearchTuningService {
   constructor(private readonly deps: SearchTuningDeps) {}
 
   async tune(principal: Principal, corpusId: string, input: TuningInput, signal: AbortSignal): Promise<TuningResult & { promptTokens: number }> {
-    const corpus = this.deps.corpora.get(principal, corpusId);
+    const corpus = await this.deps.corpora.get(principal, corpusId);
     assertQueryable(corpus);
-    const relevant = this.resolveRelevant(corpusId, input.questions);
+    const relevant = await this.resolveRelevant(corpusId, input.questions);
     const current = this.deps.queries.searchSettings(corpus.searchDefaults, {});
     const currentSetting: SearchSetting = { search: current.search, fusion: current.search === "hybrid" ? current.fusion : null };
     const settings = tuningCandidates(currentSetting);
@@ -106,7 +106,7 @@ export class SearchTuningService {
     let updated = corpus;
     if (notApplied === null) {
       const fusion = best.fusion && { method: best.fusion.method, vectorWeight: best.fusion.vectorWeight, keywordTrust: best.fusion.keywordTrust ?? "auto" };
-      updated = this.deps.corpora.update(principal, corpusId, { searchDefaults: { search: best.search, ...(fusion ? { fusion } : {}) } });
+      updated = await this.deps.corpora.update(principal, corpusId, { searchDefaults: { search: best.search, ...(fusion ? { fusion } : {}) } });
     }
     return {
       questions: input.questions.length,
@@ -122,8 +122,8 @@ export class SearchTuningService {
   }
 
   /** Each question's relevant documents as ids; 400 `unknown_document` naming the first that is not in the corpus. */
-  private resolveRelevant(corpusId: string, questions: readonly TuningQuestion[]): Set<string>[] {
-    const documents = this.deps.documents.ofCorpus(corpusId).filter((d) => d.status === "indexed");
+  private async resolveRelevant(corpusId: string, questions: readonly TuningQuestion[]): Promise<Set<string>[]> {
+    const documents = (await this.deps.documents.ofCorpus(corpusId)).filter((d) => d.status === "indexed");
     const ids = new Set(documents.map((d) => d.id));
     const byName = new Map<string, string[]>();
     for (const d of documents) byName.set(d.filename, [...(byName.get(d.filename) ?? []), d.id]);

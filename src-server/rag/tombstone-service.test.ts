@@ -22,7 +22,8 @@ import { BlobStore } from "../store/blob-store.js";
 import { ChunkStore, type SealedChunk } from "../store/chunk-store.js";
 import type { ColdStore } from "../store/cold-store.js";
 import { CorpusStore, type CorpusRecord } from "../store/corpus-store.js";
-import { openDatabase, type Database } from "../store/database.js";
+import type { Database } from "../store/database.js";
+import { openSqlDatabase, type SqlDatabase } from "../store/sql-database.js";
 import { DocumentStore } from "../store/document-store.js";
 import { SqliteColdStore } from "../store/sqlite-cold-store.js";
 import { TombstoneCatalog, type CopiedRows, type TombstoneCounts } from "../store/tombstone-catalog.js";
@@ -62,6 +63,8 @@ const principal = (workspaceId: string, scopes: Scope[]): Principal => ({ worksp
 
 interface Fixture {
   dir: string;
+  store: SqlDatabase;
+  /** The same SQLite database, for reading its files' state directly. */
   db: Database;
   clock: TestClock;
   corpora: CorpusStore;
@@ -83,13 +86,14 @@ interface Fixture {
 
 async function fixture(name: string): Promise<Fixture> {
   const dir = path.join(parent, name);
-  const db = openDatabase(dir);
+  const store = await openSqlDatabase({ kind: "sqlite", dataDir: dir });
+  const db = store.sqlite!;
   for (const ws of ["ws_a", "ws_b"]) db.prepare("INSERT INTO workspaces (id, name, created_at) VALUES (?, ?, 1)").run(ws, ws);
   const clock = new TestClock();
-  const corpora = new CorpusStore(db);
-  const documents = new DocumentStore(db);
-  const chunks = new ChunkStore(db);
-  const catalog = new TombstoneCatalog(db);
+  const corpora = new CorpusStore(store);
+  const documents = new DocumentStore(store);
+  const chunks = new ChunkStore(store);
+  const catalog = new TombstoneCatalog(store);
   const cold = new SqliteColdStore(path.join(dir, "cold"));
   const blobs = new BlobStore(path.join(dir, "blobs"));
   const keyring = new CorpusKeyring(new MemoryKeyProvider(), corpora);
@@ -99,10 +103,11 @@ async function fixture(name: string): Promise<Fixture> {
   const has = (files: string[], needle: Buffer) => files.some((f) => existsSync(f) && readFileSync(f).includes(needle));
   after(async () => {
     await cold.close();
-    db.close();
+    await store.close();
   });
   return {
     dir,
+    store,
     db,
     clock,
     corpora,
@@ -116,14 +121,14 @@ async function fixture(name: string): Promise<Fixture> {
     restart: make,
     async corpus(retentionDays = 30, workspaceId = "ws_a") {
       const record: CorpusRecord = { id: newId("corp_"), workspaceId, name: "Secret plans", chunking: "fixed", embeddingModel: "m", dimensions: 4, embeddingPrompts: { query: "", document: "" }, rerankModel: null, searchDefaults: null, retentionDays, metadata: {}, createdAt: 1, updatedAt: 1 };
-      corpora.insert(record, await keyring.create(record.id));
+      await corpora.insert(record, await keyring.create(record.id));
       return record;
     },
     async document(corpus, chunkCount) {
       const id = newId("doc_");
       const original = randomBytes(3000);
       await sealedBlobs.write(corpus.id, id, Readable.from([original]));
-      documents.insert({
+      await documents.insert({
         id,
         corpusId: corpus.id,
         filename: "plans.txt",
@@ -147,7 +152,7 @@ async function fixture(name: string): Promise<Fixture> {
         const vector = new Float32Array(384).map(() => Math.random());
         return { id: chunkId, corpusId: corpus.id, documentId: id, index, start: 0, end: 1, pageStart: null, pageEnd: null, tokenCount: 1, content: sealContent(cipher, chunkId, { text: `secret ${index}`, headingPath: [] }), vector: sealVector(cipher, chunkId, vector) };
       });
-      chunks.commitDocument(id, sealed, null, 1);
+      await chunks.commitDocument(id, sealed, null, 1);
       return { id, chunks: sealed, original };
     },
     primaryHas: (needle) => has(["pustaka.db", "pustaka.db-wal"].map((f) => path.join(dir, f)), needle),
@@ -179,12 +184,12 @@ describe("TombstoneService", () => {
     assert.ok(tombstone.bytes > a.original.length + b.original.length + 65 * 1536);
 
     for (const table of ["documents", "chunks"]) assert.equal(count(f.db, table, corpus.id), 0, table);
-    assert.equal(f.corpora.getAny(corpus.id), undefined);
+    assert.equal(await f.corpora.getAny(corpus.id), undefined);
     assert.equal(existsSync(path.join(f.dir, "blobs", corpus.id)), false, "originals left primary storage");
     assert.equal(f.primaryHas(marker), false, "no chunk ciphertext left in pustaka.db or its WAL");
     assert.equal(f.primaryHas(vectorMarker), false, "no encrypted vector left in pustaka.db or its WAL");
     assert.equal(f.primaryHas(Buffer.from("plans.txt")), false, "no document record left either");
-    assert.equal(f.corpora.wrappedKey(corpus.id)?.destroyAfter, tombstone.expiresAt, "the key waits out the retention window");
+    assert.equal((await f.corpora.wrappedKey(corpus.id))?.destroyAfter, tombstone.expiresAt, "the key waits out the retention window");
 
     // The tombstone really holds the corpus: sealed as stored, openable until the purge.
     assert.ok(f.coldHas(marker) && f.coldHas(vectorMarker));
@@ -214,7 +219,7 @@ describe("TombstoneService", () => {
     assert.deepEqual(early.tombstones, []);
     assert.deepEqual(early.keysDestroyed, []);
     assert.equal((await f.cold.stat(corpus.id)).chunks, 30);
-    assert.ok(f.corpora.wrappedKey(corpus.id));
+    assert.ok(await f.corpora.wrappedKey(corpus.id));
 
     f.clock.advanceDays(1);
     const purged = await f.service.purge();
@@ -228,8 +233,8 @@ describe("TombstoneService", () => {
     assert.equal(existsSync(path.join(f.dir, "cold", "blobs", corpus.id)), false);
     assert.equal(f.coldHas(marker), false, "no ciphertext in the cold files");
     assert.equal(f.primaryHas(marker), false);
-    assert.equal(f.catalog.get(corpus.id), undefined);
-    assert.equal(f.corpora.wrappedKey(corpus.id), undefined, "the wrapped data key is destroyed");
+    assert.equal(await f.catalog.get(corpus.id), undefined);
+    assert.equal(await f.corpora.wrappedKey(corpus.id), undefined, "the wrapped data key is destroyed");
     await assert.rejects(f.keyring.cipher(corpus.id), (error: unknown) => error instanceof DataKeyGoneError && /data key of corp_\w+ is gone/.test(error.message));
     assert.deepEqual((await f.service.purge()).tombstones, [], "a second purge finds nothing");
   });
@@ -242,7 +247,7 @@ describe("TombstoneService", () => {
     const marker = gone.chunks[0]!.vector.subarray(0, 48);
     const tombstone = await f.service.buryDocument(corpus.id, gone.id);
     assert.deepEqual([tombstone.kind, tombstone.documentId, tombstone.documents, tombstone.chunks], ["document", gone.id, 1, 12]);
-    assert.equal(f.documents.getById(gone.id), undefined);
+    assert.equal(await f.documents.getById(gone.id), undefined);
     assert.equal(count(f.db, "chunks", corpus.id), 8);
     assert.equal(existsSync(path.join(f.dir, "blobs", corpus.id, gone.id)), false);
     assert.ok(existsSync(path.join(f.dir, "blobs", corpus.id, kept.id)));
@@ -258,7 +263,7 @@ describe("TombstoneService", () => {
     assert.deepEqual(purged.keysDestroyed, [], "a live corpus keeps its key");
     assert.equal(f.coldHas(marker), false);
     const cipher = await f.keyring.cipher(corpus.id);
-    assert.equal(openContent(cipher, kept.chunks[0]!.id, f.chunks.byIds([kept.chunks[0]!.id])[0]!.content).text, "secret 0");
+    assert.equal(openContent(cipher, kept.chunks[0]!.id, (await f.chunks.byIds([kept.chunks[0]!.id]))[0]!.content).text, "secret 0");
   });
 
   it("keeps a deleted corpus's key until its longest-lived tombstone expires", async () => {
@@ -267,8 +272,8 @@ describe("TombstoneService", () => {
     const doc = await f.document(corpus, 3);
     await f.document(corpus, 3);
     await f.service.buryDocument(corpus.id, doc.id); // expires on day 10
-    f.corpora.update(corpus.id, { retentionDays: 1 }, 2);
-    await f.service.buryCorpus(f.corpora.getAny(corpus.id)!); // expires on day 1
+    await f.corpora.update(corpus.id, { retentionDays: 1 }, 2);
+    await f.service.buryCorpus((await f.corpora.getAny(corpus.id))!); // expires on day 1
 
     f.clock.advanceDays(2);
     const first = await f.service.purge();
@@ -292,13 +297,13 @@ describe("TombstoneService", () => {
     const doc = await f.document(corpus, 20);
     const marker = doc.chunks[11]!.content.subarray(0, 40);
     class CrashingCatalog extends TombstoneCatalog {
-      override commitCorpusDeletion(): boolean {
+      override async commitCorpusDeletion(): Promise<boolean> {
         throw new Error("simulated crash before the primary deletion");
       }
     }
-    const crashing = f.restart({ catalog: new CrashingCatalog(f.db) });
+    const crashing = f.restart({ catalog: new CrashingCatalog(f.store) });
     await assert.rejects(crashing.buryCorpus(corpus), /simulated crash/);
-    assert.equal(f.catalog.get(corpus.id)?.status, "moving");
+    assert.equal((await f.catalog.get(corpus.id))?.status, "moving");
     assert.equal(count(f.db, "chunks", corpus.id), 20, "primary still holds every chunk");
     assert.ok(existsSync(path.join(f.dir, "blobs", corpus.id, doc.id)), "and the original");
     assert.equal((await f.cold.stat(corpus.id)).chunks, 20, "the cold store holds the copy");
@@ -306,7 +311,7 @@ describe("TombstoneService", () => {
     // After a restart, recovery finishes the requested deletion.
     const restarted = f.restart();
     assert.deepEqual((await restarted.recover()).completed, [corpus.id]);
-    const tombstone = f.catalog.get(corpus.id)!;
+    const tombstone = (await f.catalog.get(corpus.id))!;
     assert.deepEqual([tombstone.status, tombstone.documents, tombstone.chunks], ["retained", 1, 20]);
     assert.equal(count(f.db, "chunks", corpus.id), 0);
     assert.equal(existsSync(path.join(f.dir, "blobs", corpus.id)), false);
@@ -362,12 +367,12 @@ describe("TombstoneService", () => {
     const f = await fixture("check");
     const corpus = await f.corpus(30);
     const doc = await f.document(corpus, 3);
-    f.catalog.begin({ id: corpus.id, kind: "corpus", workspaceId: "ws_a", corpusId: corpus.id, documentId: null, deletedAt: 1, expiresAt: 2 });
+    await f.catalog.begin({ id: corpus.id, kind: "corpus", workspaceId: "ws_a", corpusId: corpus.id, documentId: null, deletedAt: 1, expiresAt: 2 });
     const partial: CopiedRows = { documentIds: new Set([doc.id]), chunkIds: new Set(doc.chunks.slice(0, 2).map((c) => c.id)) };
     const counts: TombstoneCounts = { documents: 1, chunks: 2, bytes: 1 };
-    assert.equal(f.catalog.commitCorpusDeletion(corpus.id, partial, counts, 2), false);
+    assert.equal(await f.catalog.commitCorpusDeletion(corpus.id, partial, counts, 2), false);
     assert.equal(count(f.db, "chunks", corpus.id), 3);
-    assert.equal(f.catalog.get(corpus.id)?.status, "moving");
+    assert.equal((await f.catalog.get(corpus.id))?.status, "moving");
   });
 
   it("destroys at once what is deleted with retention 0, and reports every purge", async () => {
@@ -380,7 +385,7 @@ describe("TombstoneService", () => {
     const tombstone = await service.buryCorpus(corpus);
     assert.deepEqual([tombstone.status, tombstone.expiresAt, tombstone.chunks], ["purged", tombstone.deletedAt, 4]);
     assert.deepEqual(reports, [[corpus.id, corpus.id]]);
-    assert.equal(f.corpora.wrappedKey(corpus.id), undefined);
+    assert.equal(await f.corpora.wrappedKey(corpus.id), undefined);
     assert.equal(f.coldHas(marker) || f.primaryHas(marker), false);
     await service.purge();
     assert.equal(reports.length, 1, "a purge that destroys nothing reports nothing");
@@ -395,7 +400,30 @@ describe("TombstoneService", () => {
     assert.deepEqual((await f.service.purge()).keysDestroyed, []);
     f.clock.advanceDays(5);
     assert.deepEqual((await f.service.purge()).keysDestroyed, [corpus.id]);
-    assert.equal(f.corpora.wrappedKey(corpus.id), undefined);
+    assert.equal(await f.corpora.wrappedKey(corpus.id), undefined);
+  });
+
+  it("destroys and reports each expired tombstone once when two replicas purge at the same moment", async () => {
+    const f = await fixture("replicas");
+    const reports: { replica: string; tombstones: string[]; keys: string[] }[] = [];
+    const replica = (name: string) =>
+      new TombstoneService({ catalog: new TombstoneCatalog(f.store), cold: f.cold, corpora: f.corpora, documents: f.documents, chunks: f.chunks, blobs: f.blobs, keyring: f.keyring, clock: f.clock, onPurged: (r) => reports.push({ replica: name, tombstones: r.tombstones.map((t) => t.id), keys: r.keysDestroyed }) });
+    const buried: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const corpus = await f.corpus(1);
+      await f.document(corpus, 3);
+      buried.push((await f.service.buryCorpus(corpus)).id);
+    }
+    f.clock.advanceDays(2);
+    const [a, b] = [replica("a"), replica("b")];
+    const results = await Promise.all([a.purge(), b.purge(), a.purge(), b.purge()] as const);
+    const reported = reports.flatMap((r) => r.tombstones);
+    assert.deepEqual([...reported].sort(), [...buried].sort(), "every expired tombstone reported exactly once");
+    assert.deepEqual(reports.flatMap((r) => r.keys).sort(), [...buried].sort(), "every key reported destroyed exactly once");
+    assert.equal(results[0], results[2], "calls on one replica share its run");
+    assert.deepEqual([results[0], results[1]].flatMap((r) => r.tombstones.map((t) => t.id)).sort(), [...buried].sort());
+    for (const id of buried) assert.equal(await f.catalog.get(id), undefined);
+    for (const id of buried) assert.deepEqual(await f.cold.stat(id), { chunks: 0, blobs: 0, bytes: 0 });
   });
 
   it("lists tombstones per workspace by scope, and only administrators purge on demand", async () => {
@@ -406,23 +434,23 @@ describe("TombstoneService", () => {
     f.clock.advanceDays(1);
     await f.service.buryCorpus(b);
     const page = { limit: 20, order: "desc" as const };
-    const all = f.service.list(principal("ws_a", ["workspaces.manage"]), page);
+    const all = await f.service.list(principal("ws_a", ["workspaces.manage"]), page);
     assert.deepEqual(
       all.data.map((t) => t.id),
       [b.id, a.id],
     );
     assert.deepEqual(
-      f.service.list(principal("ws_a", ["workspaces.manage"]), page, "ws_b").data.map((t) => t.id),
+      (await f.service.list(principal("ws_a", ["workspaces.manage"]), page, "ws_b")).data.map((t) => t.id),
       [b.id],
     );
     assert.deepEqual(
-      f.service.list(principal("ws_a", ["audit.read"]), page).data.map((t) => t.id),
+      (await f.service.list(principal("ws_a", ["audit.read"]), page)).data.map((t) => t.id),
       [a.id],
     );
-    const onePage = f.service.list(principal("ws_a", ["workspaces.manage"]), { limit: 1, order: "asc" });
+    const onePage = await f.service.list(principal("ws_a", ["workspaces.manage"]), { limit: 1, order: "asc" });
     assert.deepEqual([onePage.data[0]?.id, onePage.hasMore], [a.id, true]);
-    assert.throws(() => f.service.list(principal("ws_a", ["audit.read"]), page, "ws_b"), (e: { kind?: string; code?: string }) => e.kind === "not_found" && e.code === "workspace_not_found");
-    assert.throws(() => f.service.list(principal("ws_a", ["rag.write"]), page), (e: { kind?: string; code?: string }) => e.kind === "permission" && e.code === "insufficient_scope");
+    await assert.rejects(f.service.list(principal("ws_a", ["audit.read"]), page, "ws_b"), (e: { kind?: string; code?: string }) => e.kind === "not_found" && e.code === "workspace_not_found");
+    await assert.rejects(f.service.list(principal("ws_a", ["rag.write"]), page), (e: { kind?: string; code?: string }) => e.kind === "permission" && e.code === "insufficient_scope");
     assert.throws(() => f.service.purgeNow(principal("ws_a", ["audit.read", "rag.write"])), (e: { kind?: string }) => e.kind === "permission");
     assert.deepEqual((await f.service.purgeNow(principal("ws_a", ["workspaces.manage"]))).tombstones, []);
   });

@@ -16,6 +16,9 @@
  * The purge destroys expired tombstones: it destroys the corpus's wrapped data key first
  * (crypto-shredding: any copy of the ciphertext becomes unreadable) once no tombstone of
  * a deleted corpus needs it, then the cold rows and files, and reports what it destroyed.
+ * Replicas sharing the database may purge at the same moment: each expired tombstone is
+ * destroyed and reported by the one whose purge moved it to `purging` (a conditional
+ * update in the catalogue), each key by the one whose delete removed it.
  */
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 import type { Clock } from "../domain/clock.js";
@@ -97,15 +100,15 @@ export class TombstoneService {
    */
   async recover(): Promise<{ completed: string[]; destroyed: string[] }> {
     const completed: string[] = [];
-    for (const t of this.deps.catalog.withStatus("moving")) {
+    for (const t of await this.deps.catalog.withStatus("moving")) {
       // Decided under the corpus's lock: a deletion in flight may finish it meanwhile.
       const rowsThere = await this.exclusive(t.corpusId, async () => {
-        if (this.deps.catalog.get(t.id)?.status !== "moving") return false;
-        const corpusThere = this.deps.corpora.getAny(t.corpusId) !== undefined;
-        if (corpusThere && (t.documentId === null || this.deps.documents.getById(t.documentId) !== undefined)) return true;
+        if ((await this.deps.catalog.get(t.id))?.status !== "moving") return false;
+        const corpusThere = (await this.deps.corpora.getAny(t.corpusId)) !== undefined;
+        if (corpusThere && (t.documentId === null || (await this.deps.documents.getById(t.documentId)) !== undefined)) return true;
         // The rows left primary another way (their corpus was deleted with its workspace): keep what was copied.
         const held = await this.deps.cold.stat(t.id);
-        this.deps.catalog.markRetained(t.id, { documents: t.documents, chunks: held.chunks, bytes: held.bytes });
+        await this.deps.catalog.markRetained(t.id, { documents: t.documents, chunks: held.chunks, bytes: held.bytes });
         return false;
       });
       if (rowsThere) await this.bury(t.corpusId, t.documentId, true);
@@ -131,7 +134,7 @@ export class TombstoneService {
   }
 
   /** Tombstones with their expiry: every workspace's with `workspaces.manage`, the caller's own with `audit.read`. */
-  list(principal: Principal, page: PageRequest, workspaceId?: string): Page<TombstoneRecord> {
+  async list(principal: Principal, page: PageRequest, workspaceId?: string): Promise<Page<TombstoneRecord>> {
     const everyWorkspace = principal.scopes.has("workspaces.manage");
     if (!everyWorkspace && !principal.scopes.has("audit.read")) {
       throw new ServiceError("permission", "listing tombstones needs the 'workspaces.manage' scope (every workspace) or 'audit.read' (this workspace)", { code: "insufficient_scope" });
@@ -154,38 +157,45 @@ export class TombstoneService {
     const tombstone = await this.bury(corpusId, documentId, true);
     if (tombstone.status !== "retained" || tombstone.expiresAt > secondsOf(this.deps.clock)) return tombstone;
     await this.purge();
-    return this.deps.catalog.get(tombstone.id) ?? { ...tombstone, status: "purged" };
+    return (await this.deps.catalog.get(tombstone.id)) ?? { ...tombstone, status: "purged" };
   }
 
   private async runPurge(): Promise<PurgeResult> {
     const now = secondsOf(this.deps.clock);
     await this.recover();
-    const expired = this.deps.catalog.expired(now);
+    const expired = await this.deps.catalog.expired(now);
     // Keys first: from this commit on, every copy of the corpus's ciphertext is unreadable.
-    const keysDestroyed = this.deps.catalog.startPurge(
+    // Of the expired tombstones, this purge destroys (and reports) those it moved to `purging`:
+    // another replica purging at the same moment gets the others.
+    const started = await this.deps.catalog.startPurge(
       expired.map((t) => t.id),
       now,
     );
+    const { keysDestroyed } = started;
     for (const corpusId of keysDestroyed) this.deps.keyring.forget(corpusId);
-    const tombstones = await this.destroyPurging();
+    const won = new Set(started.purging);
+    const tombstones = await this.destroy(expired.filter((t) => won.has(t.id)).map((t) => ({ ...t, status: "purging" as const })));
     const result = { purgedAt: now, tombstones, keysDestroyed };
     if (keysDestroyed.length > 0 || tombstones.length > 0) {
-      this.deps.catalog.reclaimSpace();
+      await this.deps.catalog.reclaimSpace();
       this.deps.onPurged?.(result);
     }
     return result;
   }
 
-  /** Destroys the cold contents of tombstones marked purging, then forgets them. */
+  /** Destroys the cold contents of tombstones left purging (a purge a stop interrupted), then forgets them. */
   private async destroyPurging(): Promise<TombstoneRecord[]> {
-    const destroyed: TombstoneRecord[] = [];
-    for (const t of this.deps.catalog.withStatus("purging")) {
+    return this.destroy(await this.deps.catalog.withStatus("purging"));
+  }
+
+  /** Destroys the cold contents of `tombstones` (marked purging), then forgets them. */
+  private async destroy(tombstones: TombstoneRecord[]): Promise<TombstoneRecord[]> {
+    for (const t of tombstones) {
       await this.deps.cold.destroy(t.id);
-      this.deps.catalog.remove(t.id);
-      destroyed.push(t);
+      await this.deps.catalog.remove(t.id);
     }
-    if (destroyed.length > 0) await this.deps.cold.compact();
-    return destroyed;
+    if (tombstones.length > 0) await this.deps.cold.compact();
+    return tombstones;
   }
 
   /** One corpus at a time: a document deletion and its corpus's deletion never interleave. */
@@ -203,18 +213,18 @@ export class TombstoneService {
   private bury(corpusId: string, documentId: string | null, commit: boolean): Promise<TombstoneRecord> {
     const id = documentId ?? corpusId;
     return this.exclusive(corpusId, async () => {
-      const existing = this.deps.catalog.get(id);
+      const existing = await this.deps.catalog.get(id);
       if (existing && existing.status !== "moving") return existing;
       // Read again under the lock: what the caller saw may have changed meanwhile.
-      const corpus = this.deps.corpora.getAny(corpusId);
-      const document = documentId === null ? null : this.deps.documents.getById(documentId);
+      const corpus = await this.deps.corpora.getAny(corpusId);
+      const document = documentId === null ? null : await this.deps.documents.getById(documentId);
       if (!corpus) throw notFound(`No corpus '${corpusId}'`, "corpus_not_found", "corpus_id");
       if (document === undefined || (document && document.corpusId !== corpusId)) throw notFound(`No document '${documentId}' in corpus '${corpusId}'`, "document_not_found", "document_id");
       let tombstone = existing;
       if (!tombstone) {
         const deletedAt = secondsOf(this.deps.clock);
-        this.deps.catalog.begin({ id, kind: document ? "document" : "corpus", workspaceId: corpus.workspaceId, corpusId, documentId, deletedAt, expiresAt: deletedAt + corpus.retentionDays * 86400 });
-        tombstone = this.deps.catalog.get(id)!;
+        await this.deps.catalog.begin({ id, kind: document ? "document" : "corpus", workspaceId: corpus.workspaceId, corpusId, documentId, deletedAt, expiresAt: deletedAt + corpus.retentionDays * 86400 });
+        tombstone = (await this.deps.catalog.get(id))!;
       } else {
         // An interrupted copy: start it clean (primary still holds every row).
         await this.deps.cold.destroy(id);
@@ -223,8 +233,8 @@ export class TombstoneService {
         const copied = await this.copy(tombstone, corpus, document);
         if (!commit) return tombstone;
         const committed = document
-          ? this.deps.catalog.commitDocumentDeletion(id, copied, copied.counts)
-          : this.deps.catalog.commitCorpusDeletion(id, copied, copied.counts, tombstone.expiresAt);
+          ? await this.deps.catalog.commitDocumentDeletion(id, corpusId, copied, copied.counts)
+          : await this.deps.catalog.commitCorpusDeletion(id, copied, copied.counts, tombstone.expiresAt);
         if (committed) break;
         if (attempt === MAX_ATTEMPTS) throw conflict(`'${id}' kept changing while it was being deleted (indexing); retry`, "deletion_conflict");
         await this.deps.cold.destroy(id);
@@ -232,15 +242,15 @@ export class TombstoneService {
       // Primary rows are gone; a crash before the next lines leaves only orphaned originals, swept at start.
       if (document) await this.deps.blobs.delete(corpusId, document.id);
       else await this.deps.blobs.deleteCorpus(corpusId);
-      this.deps.catalog.reclaimSpace();
-      return this.deps.catalog.get(id)!;
+      await this.deps.catalog.reclaimSpace();
+      return (await this.deps.catalog.get(id))!;
     });
   }
 
   /** Step 2: sealed originals, then chunk rows, then the sealed manifest, into the cold store. */
   private async copy(tombstone: TombstoneRecord, corpus: CorpusRecord, document: DocumentRecord | null): Promise<Copied> {
     const { cold, blobs, chunks } = this.deps;
-    const documents = document ? [document] : this.deps.documents.ofCorpus(corpus.id);
+    const documents = document ? [document] : await this.deps.documents.ofCorpus(corpus.id);
     let bytes = 0;
     let next = 0;
     const copyBlobs = async () => {
@@ -256,7 +266,7 @@ export class TombstoneService {
     const chunkIds = new Set<string>();
     let batch: SealedChunk[] = [];
     let batchBytes = 0;
-    for (const chunk of document ? chunks.ofDocument(document.id) : chunks.iterateCorpus(corpus.id)) {
+    for await (const chunk of document ? await chunks.ofDocument(document.id) : chunks.iterateCorpus(corpus.id)) {
       chunkIds.add(chunk.id);
       bytes += chunk.content.length + chunk.vector.length;
       batchBytes += chunk.content.length + chunk.vector.length;

@@ -19,7 +19,7 @@ export class DataKeyring {
 
   constructor(
     private readonly provider: KeyProvider,
-    private readonly lookup: (id: string) => Buffer | undefined,
+    private readonly lookup: (id: string) => Buffer | undefined | Promise<Buffer | undefined>,
   ) {}
 
   /** A new data key for a record about to be created: its cipher is remembered, the key returned wrapped for storage. */
@@ -39,7 +39,7 @@ export class DataKeyring {
     let cipher = this.ciphers.get(id);
     if (!cipher) {
       cipher = (async () => {
-        const wrapped = this.lookup(id);
+        const wrapped = await this.lookup(id);
         if (!wrapped) throw new DataKeyGoneError(id);
         const key = await this.provider.unwrapKey(wrapped);
         try {

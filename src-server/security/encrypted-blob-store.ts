@@ -4,12 +4,12 @@
  * (AES-256-GCM, streamed), bound to its document id through the AAD.
  */
 import type { Readable } from "node:stream";
-import type { BlobStore } from "../store/blob-store.js";
+import type { BlobStorage } from "../store/blob-store.js";
 import type { CorpusKeyring } from "./corpus-keyring.js";
 
 export class EncryptedBlobStore {
   constructor(
-    private readonly blobs: BlobStore,
+    private readonly blobs: BlobStorage,
     private readonly keyring: CorpusKeyring,
   ) {}
 

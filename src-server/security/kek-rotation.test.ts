@@ -1,21 +1,21 @@
 /**
- * KEK rotation over a real database: every wrapped key (corpora, a deleted corpus in its
- * retention window, conversations) is rewrapped and records the new provider id, data
- * sealed before stays readable and untouched, a failure changes nothing, a crashed
- * rotation recovers, keys move from the key file to the HSM, and a running server is
- * refused. Both providers; the HSM is a SoftHSM2 token.
+ * KEK rotation over a real database, SQLite and Postgres: every wrapped key (corpora, a
+ * deleted corpus in its retention window, conversations) is rewrapped and records the new
+ * provider id, data sealed before stays readable and untouched, a failure changes
+ * nothing, a crashed rotation recovers, keys move from the key file to the HSM, and a
+ * running server is refused. Both providers; the HSM is a SoftHSM2 token.
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { before, describe, it } from "node:test";
+import { before, it } from "node:test";
 import { createSoftHsmToken, type SoftHsmToken } from "../../test/helpers/softhsm.js";
-import { ConversationStore } from "../store/conversation-store.js";
+import { describeBackends } from "../../test/helpers/store-backends.js";
 import { CorpusStore } from "../store/corpus-store.js";
-import { openDatabase, type Database } from "../store/database.js";
 import { markServerRunning } from "../store/server-pid-file.js";
-import { WorkspaceStore } from "../store/workspace-store.js";
+import type { SqlDatabase } from "../store/sql-database.js";
+import { CorpusKeyring } from "./corpus-keyring.js";
 import { DataKeyring } from "./data-keyring.js";
 import { rotateConfiguredKek, rotateKek } from "./kek-rotation.js";
 import type { KeyProvider, RotatableKeyProvider } from "./key-provider.js";
@@ -23,46 +23,49 @@ import { LocalKeyFileProvider } from "./local-key-file-provider.js";
 import { Pkcs11KeyProvider } from "./pkcs11-key-provider.js";
 
 interface Fixture {
-  db: Database;
+  db: SqlDatabase;
   dataDir: string;
   /** Values sealed under each record's data key before any rotation: id → [sealed, plaintext]. */
   sealed: Map<string, [Buffer, string]>;
 }
 
-const wrappedRows = (db: Database) =>
+const wrappedRows = async (db: SqlDatabase) =>
   [
-    ...(db.prepare("SELECT corpus_id AS id, provider, wrapped_key FROM corpus_keys").all() as { id: string; provider: string; wrapped_key: Buffer }[]),
-    ...(db.prepare("SELECT id, key_provider AS provider, wrapped_key FROM conversations").all() as { id: string; provider: string; wrapped_key: Buffer }[]),
-  ].sort((a, b) => a.id.localeCompare(b.id));
+    ...(await db.db.selectFrom("corpus_keys").select(["corpus_id as id", "provider", "wrapped_key"]).execute()),
+    ...(await db.db.selectFrom("conversations").select(["id", "key_provider as provider", "wrapped_key"]).execute()),
+  ]
+    .map((r) => ({ id: r.id, provider: r.provider, wrapped_key: Buffer.from(r.wrapped_key) }))
+    .sort((a, b) => a.id.localeCompare(b.id));
 
-function keyrings(db: Database, provider: KeyProvider) {
-  const corpora = new CorpusStore(db);
-  const conversations = new ConversationStore(db);
+/** The conversations' keys are read straight from their table (this test is about rotation, not the conversation store). */
+function keyrings(db: SqlDatabase, provider: KeyProvider) {
   return {
-    corpus: new DataKeyring(provider, (id) => corpora.wrappedKey(id)?.wrappedKey),
-    conversation: new DataKeyring(provider, (id) => conversations.wrappedKey(id)),
+    corpus: new CorpusKeyring(provider, new CorpusStore(db)),
+    conversation: new DataKeyring(provider, async (id) => (await db.db.selectFrom("conversations").select("wrapped_key").where("id", "=", id).executeTakeFirst())?.wrapped_key),
   };
 }
 
 /** Two corpora (one deleted, its key kept for retention) and a conversation, each with a value sealed under its key. */
-async function fixture(provider: KeyProvider): Promise<Fixture> {
+async function fixture(db: SqlDatabase, provider: KeyProvider): Promise<Fixture> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "pustaka-rotate-"));
-  const db = openDatabase(dataDir);
-  new WorkspaceStore(db).insert({ id: "ws_default", name: "Default", createdAt: 1 });
+  await db.db.insertInto("workspaces").values({ id: "ws_default", name: "Default", created_at: 1 }).execute();
   const corpora = new CorpusStore(db);
   const rings = keyrings(db, provider);
   const sealed = new Map<string, [Buffer, string]>();
   for (const id of ["corp_a", "corp_b"]) {
     const key = await rings.corpus.create(id);
-    corpora.insert({ id, workspaceId: "ws_default", name: id, chunking: "semantic", embeddingModel: "m", dimensions: 4, embeddingPrompts: { query: "", document: "" }, rerankModel: null, searchDefaults: null, retentionDays: 30, metadata: {}, createdAt: 1, updatedAt: 1 }, key);
+    await corpora.insert({ id, workspaceId: "ws_default", name: id, chunking: "semantic", embeddingModel: "m", dimensions: 4, embeddingPrompts: { query: "", document: "" }, rerankModel: null, searchDefaults: null, retentionDays: 30, metadata: {}, createdAt: 1, updatedAt: 1 }, key);
     sealed.set(id, [(await rings.corpus.cipher(id)).seal(Buffer.from(`chunk of ${id}`), `chunk:${id}`), `chunk of ${id}`]);
   }
   // corp_b deleted: its rows gone, its wrapped key kept until its retention ends.
-  db.prepare("DELETE FROM corpora WHERE id = 'corp_b'").run();
-  db.prepare("UPDATE corpus_keys SET destroy_after = 4000000000 WHERE corpus_id = 'corp_b'").run();
+  await db.db.deleteFrom("corpora").where("id", "=", "corp_b").execute();
+  await db.db.updateTable("corpus_keys").set({ destroy_after: 4_000_000_000 }).where("corpus_id", "=", "corp_b").execute();
   const conversationKey = await rings.conversation.create("conv_1");
   const title = (await rings.conversation.cipher("conv_1")).seal(Buffer.from("a title"), "title:conv_1");
-  new ConversationStore(db).insert({ id: "conv_1", workspaceId: "ws_default", corpusId: null, keyProvider: conversationKey.provider, wrappedKey: conversationKey.wrappedKey, title, messageCount: 0, createdAt: 1, updatedAt: 1 });
+  await db.db
+    .insertInto("conversations")
+    .values({ id: "conv_1", workspace_id: "ws_default", corpus_id: null, key_provider: conversationKey.provider, wrapped_key: conversationKey.wrappedKey, title, created_at: 1, updated_at: 1 })
+    .execute();
   sealed.set("conv_1", [title, "a title"]);
   return { db, dataDir, sealed };
 }
@@ -91,13 +94,13 @@ function failingAfter(provider: RotatableKeyProvider, okCalls: number): Rotatabl
   };
 }
 
-describe("KEK rotation, local key file", () => {
+describeBackends("KEK rotation, local key file", (backend) => {
   it("rewraps every key under a new key file, removes the old one, leaves data untouched", async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "pustaka-kek-"));
     const file = path.join(dir, "kek.bin");
     const provider = new LocalKeyFileProvider(file);
-    const f = await fixture(provider);
-    const before = wrappedRows(f.db);
+    const f = await fixture(await backend.open(), provider);
+    const before = await wrappedRows(f.db);
     const oldKey = readFileSync(file);
 
     const result = await rotateKek(f.db, provider);
@@ -107,7 +110,7 @@ describe("KEK rotation, local key file", () => {
     assert.deepEqual(result.rewrapped, { corpora: 2, conversations: 1 }, "the deleted corpus's key too");
     assert.deepEqual(result.retired, [result.oldProviderId]);
     assert.deepEqual(result.before, { [result.oldProviderId]: 3 });
-    const after = wrappedRows(f.db);
+    const after = await wrappedRows(f.db);
     for (const [i, row] of after.entries()) {
       assert.equal(row.provider, result.newProviderId);
       assert.notDeepEqual(row.wrapped_key, before[i]!.wrapped_key, `${row.id} rewrapped`);
@@ -121,12 +124,12 @@ describe("KEK rotation, local key file", () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "pustaka-kek-"));
     const file = path.join(dir, "kek.bin");
     const provider = new LocalKeyFileProvider(file);
-    const f = await fixture(provider);
-    const before = wrappedRows(f.db);
+    const f = await fixture(await backend.open(), provider);
+    const before = await wrappedRows(f.db);
     const oldKey = readFileSync(file);
     // Two wraps succeed (one key wrapped and checked), the next fails.
     await assert.rejects(rotateKek(f.db, failingAfter(provider, 1)), /injected wrap failure/);
-    assert.deepEqual(wrappedRows(f.db), before, "no wrapped key changed");
+    assert.deepEqual(await wrappedRows(f.db), before, "no wrapped key changed");
     assert.deepEqual(readFileSync(file), oldKey, "the old key file is back");
     assert.deepEqual(readdirSync(dir), ["kek.bin"]);
     assert.equal(provider.id, before[0]!.provider);
@@ -136,7 +139,7 @@ describe("KEK rotation, local key file", () => {
   it("recovers from a rotation that crashed before its commit", async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "pustaka-kek-"));
     const file = path.join(dir, "kek.bin");
-    const f = await fixture(new LocalKeyFileProvider(file));
+    const f = await fixture(await backend.open(), new LocalKeyFileProvider(file));
     await new LocalKeyFileProvider(file).beginRotation(); // ... and the process dies here
     assert.deepEqual(readdirSync(dir).sort(), ["kek.bin", "kek.bin.1.retired"]);
     await assertReadable(f, new LocalKeyFileProvider(file)); // the retired key still unwraps
@@ -148,19 +151,19 @@ describe("KEK rotation, local key file", () => {
 
   it("refuses while a server uses the data directory", async () => {
     const keyFile = path.join(mkdtempSync(path.join(os.tmpdir(), "pustaka-kek-")), "kek.bin");
-    const f = await fixture(new LocalKeyFileProvider(keyFile));
+    const f = await fixture(await backend.open(), new LocalKeyFileProvider(keyFile));
     const settings = { provider: "local-file" as const, keyFile };
     const release = markServerRunning(f.dataDir);
-    const before = wrappedRows(f.db);
+    const before = await wrappedRows(f.db);
     await assert.rejects(rotateConfiguredKek(f.db, settings, { dataDir: f.dataDir }), /server \(pid \d+\) is using/);
-    assert.deepEqual(wrappedRows(f.db), before);
+    assert.deepEqual(await wrappedRows(f.db), before);
     release();
     assert.equal(existsSync(path.join(f.dataDir, "server.pid")), false);
     assert.equal((await rotateConfiguredKek(f.db, settings, { dataDir: f.dataDir })).rewrapped.corpora, 2, "runs once the server is gone");
   });
 });
 
-describe("KEK rotation, PKCS#11 (SoftHSM2)", () => {
+describeBackends("KEK rotation, PKCS#11 (SoftHSM2)", (backend) => {
   let token: SoftHsmToken;
   let migrating: SoftHsmToken;
   before(() => {
@@ -171,14 +174,14 @@ describe("KEK rotation, PKCS#11 (SoftHSM2)", () => {
   it("rewraps every key under a new KEK in the token; the old KEK is destroyed only when asked", async () => {
     const provider = await Pkcs11KeyProvider.open(token.settings(), { create: true });
     try {
-      const f = await fixture(provider);
-      const before = wrappedRows(f.db);
+      const f = await fixture(await backend.open(), provider);
+      const before = await wrappedRows(f.db);
       const first = await rotateKek(f.db, provider);
       assert.match(first.newProviderId, /^pkcs11:.*:v2\./);
       assert.deepEqual(first.rewrapped, { corpora: 2, conversations: 1 });
       assert.deepEqual(first.retired, []);
       assert.equal(provider.kekIds().length, 2, "the old KEK stays in the token");
-      wrappedRows(f.db).forEach((row, i) => {
+      (await wrappedRows(f.db)).forEach((row, i) => {
         assert.equal(row.provider, first.newProviderId);
         assert.notDeepEqual(row.wrapped_key, before[i]!.wrapped_key);
       });
@@ -204,14 +207,14 @@ describe("KEK rotation, PKCS#11 (SoftHSM2)", () => {
 
   it("moves keys wrapped by the local key file under the HSM's KEK", async () => {
     const keyFile = path.join(mkdtempSync(path.join(os.tmpdir(), "pustaka-kek-")), "kek.bin");
-    const f = await fixture(new LocalKeyFileProvider(keyFile));
+    const f = await fixture(await backend.open(), new LocalKeyFileProvider(keyFile));
     const init = await Pkcs11KeyProvider.open(migrating.settings(), { create: true });
     await init.close();
     const result = await rotateConfiguredKek(f.db, { provider: "pkcs11", keyFile, pkcs11: migrating.settings() }, { dataDir: f.dataDir });
     assert.match(result.oldProviderId, /^pkcs11:/);
     assert.equal(Object.keys(result.before).length, 1);
     assert.match(Object.keys(result.before)[0]!, /^local-file:/);
-    assert.ok(wrappedRows(f.db).every((r) => r.provider === result.newProviderId));
+    assert.ok((await wrappedRows(f.db)).every((r) => r.provider === result.newProviderId));
     const hsm = await Pkcs11KeyProvider.open(migrating.settings());
     try {
       await assertReadable(f, hsm);

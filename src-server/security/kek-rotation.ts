@@ -13,7 +13,7 @@
  */
 import { existsSync } from "node:fs";
 import { ServiceError } from "../errors.js";
-import type { Database } from "../store/database.js";
+import type { SqlDatabase } from "../store/sql-database.js";
 import { runningServerPid } from "../store/server-pid-file.js";
 import { WrappedKeyStore, type WrappedKeyRow } from "../store/wrapped-key-store.js";
 import type { KeyProvider, RotatableKeyProvider } from "./key-provider.js";
@@ -39,11 +39,11 @@ export interface RotateKekOptions {
   previous?: KeyProvider[];
 }
 
-/** Rewraps every wrapped key in `db` under a new KEK of `provider`. */
-export async function rotateKek(db: Database, provider: RotatableKeyProvider, options: RotateKekOptions = {}): Promise<KekRotationResult> {
-  const store = new WrappedKeyStore(db);
-  const before = store.countByProvider();
-  const rows = store.all();
+/** Rewraps every wrapped key in the store's database under a new KEK of `provider`. */
+export async function rotateKek(store: SqlDatabase, provider: RotatableKeyProvider, options: RotateKekOptions = {}): Promise<KekRotationResult> {
+  const keys = new WrappedKeyStore(store);
+  const before = await keys.countByProvider();
+  const rows = await keys.all();
   const unwrapped: { row: WrappedKeyRow; key: Buffer }[] = [];
   try {
     for (const row of rows) unwrapped.push({ row, key: await unwrapWithAny(row, [provider, ...(options.previous ?? [])]) });
@@ -59,7 +59,7 @@ export async function rotateKek(db: Database, provider: RotatableKeyProvider, op
         if (!same) throw new ServiceError("server", `the new KEK did not give back the data key of ${row.kind} ${row.id}`, { code: "kek_rotation_failed" });
         rewrapped.push({ ...row, rewrapped: wrapped });
       }
-      counts = store.replace(rewrapped, kekSwitch.id);
+      counts = await keys.replace(rewrapped, kekSwitch.id);
     } catch (error) {
       await kekSwitch.abort();
       throw error;
@@ -91,7 +91,7 @@ async function unwrapWithAny(row: WrappedKeyRow, providers: KeyProvider[]): Prom
  * wrapping new keys under the old KEK), opens the configured provider (and the local key
  * file when keys wrapped by it remain), rotates, and closes what it opened.
  */
-export async function rotateConfiguredKek(db: Database, settings: KeyProviderSettings, options: { dataDir: string; destroyOld?: boolean }): Promise<KekRotationResult> {
+export async function rotateConfiguredKek(store: SqlDatabase, settings: KeyProviderSettings, options: { dataDir: string; destroyOld?: boolean }): Promise<KekRotationResult> {
   const pid = runningServerPid(options.dataDir);
   if (pid !== null) {
     throw new ServiceError("conflict", `a Pustaka server (pid ${pid}) is using ${options.dataDir}; stop it before rotating the key-encryption key`, { code: "server_running" });
@@ -100,9 +100,9 @@ export async function rotateConfiguredKek(db: Database, settings: KeyProviderSet
   const previous: KeyProvider[] = [];
   try {
     const keyFile = localKeyFile(settings, options.dataDir);
-    const wrappedByFile = Object.keys(new WrappedKeyStore(db).countByProvider()).some((id) => id.startsWith("local-file:"));
+    const wrappedByFile = Object.keys(await new WrappedKeyStore(store).countByProvider()).some((id) => id.startsWith("local-file:"));
     if (settings.provider !== "local-file" && wrappedByFile && existsSync(keyFile)) previous.push(new LocalKeyFileProvider(keyFile));
-    return await rotateKek(db, provider, { destroyOld: options.destroyOld, previous });
+    return await rotateKek(store, provider, { destroyOld: options.destroyOld, previous });
   } finally {
     for (const p of previous) await p.close();
     await provider.close();

@@ -1,14 +1,19 @@
 /**
  * The keys that sign OAuth access tokens (EdDSA, Ed25519), with rotation: the newest key
  * signs; older keys stay published in the JWKS (and keep verifying) until every token they
- * signed has expired, then they are dropped. Kept in one 0600 file beside the other keys.
+ * signed has expired, then they are dropped. Kept in a vault: one 0600 file beside the other
+ * keys (`FileKeyVault`, the desktop), or the shared store with private keys sealed under the
+ * key provider (`SqlKeyVault`, replicas on Postgres), where every replica signs and verifies
+ * with the same keys and a rotation on one reaches the others (a token with a key id not yet
+ * seen reloads the vault; so does signing, once `refreshMs` has passed).
  * Also: checking a client's JWT assertion against its registered public key (RFC 7523).
  */
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { SignJWT, calculateJwkThumbprint, decodeProtectedHeader, exportJWK, exportPKCS8, generateKeyPair, importJWK, importPKCS8, jwtVerify, type CryptoKey, type JWK, type JWTPayload } from "jose";
 
-interface StoredKey {
+export interface StoredKey {
   kid: string;
   /** PKCS#8 PEM. */
   privateKey: string;
@@ -16,6 +21,38 @@ interface StoredKey {
   createdAt: number;
   /** Unix seconds after which the key no longer verifies (set when a newer key replaces it). */
   retiresAt: number | null;
+}
+
+/** Where signing keys are kept. Changes are additive, so replicas rotating at once lose nothing. */
+export interface KeyVault {
+  load(): Promise<StoredKey[]>;
+  /** Adds `fresh`, retires the listed keys at the given times and forgets the listed kids. */
+  update(change: { fresh: StoredKey; retire: { kid: string; retiresAt: number }[]; forget: string[] }): Promise<void>;
+}
+
+/** The vault of one data folder: a 0600 JSON file. */
+export class FileKeyVault implements KeyVault {
+  constructor(private readonly file: string) {}
+
+  async load(): Promise<StoredKey[]> {
+    try {
+      return (JSON.parse(await readFile(this.file, "utf8")) as { keys: StoredKey[] }).keys;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+      throw new Error(`cannot read the OAuth signing keys ${this.file}: ${(error as Error).message}`, { cause: error });
+    }
+  }
+
+  async update(change: { fresh: StoredKey; retire: { kid: string; retiresAt: number }[]; forget: string[] }): Promise<void> {
+    const retire = new Map(change.retire.map((r) => [r.kid, r.retiresAt]));
+    const keys = (await this.load()).filter((k) => !change.forget.includes(k.kid)).map((k) => ({ ...k, retiresAt: retire.get(k.kid) ?? k.retiresAt }));
+    keys.push(change.fresh);
+    mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
+    const tmp = `${this.file}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify({ keys }), { mode: 0o600 });
+    renameSync(tmp, this.file);
+    chmodSync(this.file, 0o600);
+  }
 }
 
 interface LoadedKey extends StoredKey {
@@ -34,23 +71,50 @@ export interface AccessTokenClaims {
 export const ASSERTION_ALGORITHMS = ["EdDSA", "ES256", "ES384", "RS256", "PS256"];
 
 export class OAuthKeys {
-  private constructor(
-    private readonly file: string,
-    private keys: LoadedKey[],
-  ) {}
+  private loadedAt = 0;
+  private reloading: Promise<void> | null = null;
 
-  /** Opens the key file, creating it with one key when absent. */
-  static async open(file: string, now = Math.floor(Date.now() / 1000)): Promise<OAuthKeys> {
-    let stored: StoredKey[] = [];
-    try {
-      stored = (JSON.parse(readFileSync(file, "utf8")) as { keys: StoredKey[] }).keys;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw new Error(`cannot read the OAuth signing keys ${file}: ${(error as Error).message}`);
-    }
-    const keys = await Promise.all(stored.map(load));
-    const instance = new OAuthKeys(file, keys);
+  private constructor(
+    private readonly vault: KeyVault,
+    private keys: LoadedKey[],
+    private readonly refreshMs: number,
+  ) {
+    this.loadedAt = Date.now();
+  }
+
+  /**
+   * Opens the vault (a key file's path: `FileKeyVault`), creating one key when none is
+   * live. `refreshMs`: how stale the keys may get before signing reloads them (a vault
+   * shared by replicas; 0 = never).
+   */
+  static async open(vault: KeyVault | string, now = Math.floor(Date.now() / 1000), options: { refreshMs?: number } = {}): Promise<OAuthKeys> {
+    const kept = typeof vault === "string" ? new FileKeyVault(vault) : vault;
+    const instance = new OAuthKeys(kept, await Promise.all((await kept.load()).map(load)), options.refreshMs ?? 0);
     if (instance.active(now) === undefined) await instance.rotate(0, now);
     return instance;
+  }
+
+  private readonly misses = new Map<string, number>();
+
+  private mayLookFor(kid: string): boolean {
+    const now = Date.now();
+    if (now - this.loadedAt < 250 || (this.misses.get(kid) ?? 0) > now - 5_000) return false;
+    if (this.misses.size > 1000) this.misses.clear();
+    this.misses.set(kid, now);
+    return true;
+  }
+
+  /** Reads the vault again (another replica may have rotated); concurrent callers share one read. */
+  async reload(): Promise<void> {
+    this.reloading ??= (async () => {
+      try {
+        this.keys = await Promise.all((await this.vault.load()).map(load));
+        this.loadedAt = Date.now();
+      } finally {
+        this.reloading = null;
+      }
+    })();
+    return this.reloading;
   }
 
   /** The signing key: the newest that has not retired. */
@@ -63,12 +127,14 @@ export class OAuthKeys {
     return this.live(now).map((k) => k.kid);
   }
 
-  /** Newest first; keys made in the same second are ordered by when they were added (a rotation right after the first start). */
+  /**
+   * Newest first. Keys made in the same second (a rotation right after the first start) are
+   * ordered by retirement: the one a rotation did not retire is the newer (vaults need not
+   * keep insertion order).
+   */
   private live(now: number): LoadedKey[] {
-    return this.keys
-      .filter((k) => k.retiresAt === null || k.retiresAt > now)
-      .reverse()
-      .sort((a, b) => b.createdAt - a.createdAt);
+    const retirement = (k: LoadedKey) => k.retiresAt ?? Number.POSITIVE_INFINITY;
+    return this.keys.filter((k) => k.retiresAt === null || k.retiresAt > now).sort((a, b) => b.createdAt - a.createdAt || retirement(b) - retirement(a));
   }
 
   /** The JSON Web Key Set of the keys that may have signed a live token. */
@@ -85,24 +151,17 @@ export class OAuthKeys {
     const publicJwk = await exportJWK(publicKey);
     const kid = await calculateJwkThumbprint(publicJwk);
     for (const k of this.keys) if (k.retiresAt === null || k.retiresAt > now + graceSeconds) k.retiresAt = now + graceSeconds;
-    const fresh = await load({ kid, privateKey: await exportPKCS8(privateKey), publicJwk, createdAt: now, retiresAt: null });
+    const stored: StoredKey = { kid, privateKey: await exportPKCS8(privateKey), publicJwk, createdAt: now, retiresAt: null };
     // Keys long past retirement are forgotten.
-    this.keys = [...this.keys.filter((k) => k.retiresAt === null || k.retiresAt > now - 86_400), fresh];
-    this.save();
+    const forget = this.keys.filter((k) => k.retiresAt !== null && k.retiresAt <= now - 86_400).map((k) => k.kid);
+    await this.vault.update({ fresh: stored, retire: this.keys.filter((k) => k.retiresAt === now + graceSeconds).map((k) => ({ kid: k.kid, retiresAt: now + graceSeconds })), forget });
+    this.keys = [...this.keys.filter((k) => !forget.includes(k.kid)), await load(stored)];
     return kid;
-  }
-
-  private save(): void {
-    mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
-    const tmp = `${this.file}.${process.pid}.tmp`;
-    const stored: StoredKey[] = this.keys.map(({ kid, privateKey, publicJwk, createdAt, retiresAt }) => ({ kid, privateKey, publicJwk, createdAt, retiresAt }));
-    writeFileSync(tmp, JSON.stringify({ keys: stored }), { mode: 0o600 });
-    renameSync(tmp, this.file);
-    chmodSync(this.file, 0o600);
   }
 
   async sign(claims: AccessTokenClaims, options: { issuer: string; audience: string; ttlSeconds: number; jti: string; now?: number }): Promise<string> {
     const now = options.now ?? Math.floor(Date.now() / 1000);
+    if (this.refreshMs > 0 && Date.now() - this.loadedAt > this.refreshMs) await this.reload();
     const key = this.active(now);
     if (!key) throw new Error("no OAuth signing key");
     return new SignJWT({ ...claims })
@@ -119,7 +178,13 @@ export class OAuthKeys {
   async verify(token: string, options: { issuer: string; audience: string; now?: number }): Promise<JWTPayload & AccessTokenClaims> {
     const now = options.now ?? Math.floor(Date.now() / 1000);
     const { kid } = decodeProtectedHeader(token);
-    const key = this.live(now).find((k) => k.kid === kid);
+    let key = this.live(now).find((k) => k.kid === kid);
+    // A key id never seen may be another replica's rotation: look once more (each unknown id
+    // at most every 5 s, and the vault at most every 250 ms: forged ids cannot flood it).
+    if (!key && typeof kid === "string" && !this.keys.some((k) => k.kid === kid) && this.mayLookFor(kid)) {
+      await this.reload();
+      key = this.live(now).find((k) => k.kid === kid);
+    }
     if (!key) throw new Error("the token was signed by an unknown or retired key");
     const { payload } = await jwtVerify(token, key.verifying, { issuer: options.issuer, audience: options.audience, algorithms: ["EdDSA"], typ: "at+jwt", currentDate: new Date(now * 1000) });
     if (typeof payload.sub !== "string" || typeof payload.ws !== "string" || typeof payload.scope !== "string") throw new Error("the token lacks its claims");

@@ -1,7 +1,8 @@
-/** SQLite access for API keys. Secrets are never stored, only their SHA-256. */
+/** API keys in the store's database (SQLite or Postgres). Secrets are never stored, only their SHA-256. */
+import { sql } from "kysely";
 import type { Scope } from "../domain/scopes.js";
-import type { Database } from "./database.js";
-import { readPage, type Page, type PageRequest } from "./pagination.js";
+import { readSqlPage, type Page, type PageRequest } from "./pagination.js";
+import type { Sql, SqlDatabase } from "./sql-database.js";
 
 export interface ApiKeyRecord {
   id: string;
@@ -29,6 +30,8 @@ interface ApiKeyRow {
   last_used_at: number | null;
 }
 
+const orNull = (value: number | null): number | null => (value === null ? null : Number(value));
+
 const toRecord = (row: ApiKeyRow): ApiKeyRecord => ({
   id: row.id,
   workspaceId: row.workspace_id,
@@ -36,67 +39,110 @@ const toRecord = (row: ApiKeyRow): ApiKeyRecord => ({
   prefix: row.prefix,
   secretSha256: row.secret_sha256,
   scopes: JSON.parse(row.scopes) as Scope[],
-  createdAt: row.created_at,
-  expiresAt: row.expires_at,
-  revokedAt: row.revoked_at,
-  lastUsedAt: row.last_used_at,
+  createdAt: Number(row.created_at),
+  expiresAt: orNull(row.expires_at),
+  revokedAt: orNull(row.revoked_at),
+  lastUsedAt: orNull(row.last_used_at),
+});
+
+const toRow = (record: ApiKeyRecord): ApiKeyRow => ({
+  id: record.id,
+  workspace_id: record.workspaceId,
+  name: record.name,
+  prefix: record.prefix,
+  secret_sha256: record.secretSha256,
+  scopes: JSON.stringify(record.scopes),
+  created_at: record.createdAt,
+  expires_at: record.expiresAt,
+  revoked_at: record.revokedAt,
+  last_used_at: record.lastUsedAt,
 });
 
 export class ApiKeyStore {
-  constructor(private readonly db: Database) {}
+  constructor(private readonly store: SqlDatabase) {}
 
-  insert(record: ApiKeyRecord): void {
-    this.db
-      .prepare(
-        `INSERT INTO api_keys (id, workspace_id, name, prefix, secret_sha256, scopes, created_at, expires_at, revoked_at, last_used_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        record.id,
-        record.workspaceId,
-        record.name,
-        record.prefix,
-        record.secretSha256,
-        JSON.stringify(record.scopes),
-        record.createdAt,
-        record.expiresAt,
-        record.revokedAt,
-        record.lastUsedAt,
-      );
+  async insert(record: ApiKeyRecord): Promise<void> {
+    await this.store.db.insertInto("api_keys").values(toRow(record)).execute();
   }
 
-  get(id: string): ApiKeyRecord | undefined {
-    const row = this.db.prepare("SELECT * FROM api_keys WHERE id = ?").get(id) as ApiKeyRow | undefined;
+  /**
+   * Inserts the key unless one with the same secret exists (replicas registering
+   * `PUSTAKA_API_KEY` together). True when this call inserted it.
+   */
+  async insertIfSecretAbsent(record: ApiKeyRecord): Promise<boolean> {
+    const result = await this.store.db
+      .insertInto("api_keys")
+      .values(toRow(record))
+      .onConflict((oc) => oc.column("secret_sha256").doNothing())
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+  }
+
+  /**
+   * Inserts the key only when its workspace has no active key, checked and written in one
+   * transaction under a per-workspace lock: of replicas starting together, exactly one
+   * generates the first admin key. True when this call inserted it.
+   */
+  insertIfNoneActive(record: ApiKeyRecord): Promise<boolean> {
+    return this.store.transaction(async (tx) => {
+      await this.store.lock(tx, [`api_keys:first:${record.workspaceId}`]);
+      if ((await countActive(tx, record.workspaceId)) > 0) return false;
+      await tx.insertInto("api_keys").values(toRow(record)).execute();
+      return true;
+    });
+  }
+
+  async get(id: string): Promise<ApiKeyRecord | undefined> {
+    const row = await this.store.db.selectFrom("api_keys").selectAll().where("id", "=", id).executeTakeFirst();
     return row && toRecord(row);
   }
 
   /** Candidates for a presented secret; the caller compares digests in constant time. */
-  findByPrefix(prefix: string): ApiKeyRecord[] {
-    return (this.db.prepare("SELECT * FROM api_keys WHERE prefix = ?").all(prefix) as ApiKeyRow[]).map(toRecord);
+  async findByPrefix(prefix: string): Promise<ApiKeyRecord[]> {
+    const rows = await this.store.db.selectFrom("api_keys").selectAll().where("prefix", "=", prefix).execute();
+    return rows.map(toRecord);
   }
 
-  findByDigest(secretSha256: string): ApiKeyRecord | undefined {
-    const row = this.db.prepare("SELECT * FROM api_keys WHERE secret_sha256 = ?").get(secretSha256) as ApiKeyRow | undefined;
+  async findByDigest(secretSha256: string): Promise<ApiKeyRecord | undefined> {
+    const row = await this.store.db.selectFrom("api_keys").selectAll().where("secret_sha256", "=", secretSha256).executeTakeFirst();
     return row && toRecord(row);
   }
 
-  countActive(workspaceId: string): number {
-    const row = this.db
-      .prepare("SELECT COUNT(*) AS n FROM api_keys WHERE workspace_id = ? AND revoked_at IS NULL")
-      .get(workspaceId) as { n: number };
-    return row.n;
+  countActive(workspaceId: string): Promise<number> {
+    return countActive(this.store.db, workspaceId);
   }
 
-  list(workspaceId: string, page: PageRequest): Page<ApiKeyRecord> {
-    const result = readPage<ApiKeyRow>(this.db, { table: "api_keys", where: "workspace_id = ?", params: [workspaceId] }, page);
+  async list(workspaceId: string, page: PageRequest): Promise<Page<ApiKeyRecord>> {
+    const result = await readSqlPage<ApiKeyRow>(this.store.db, { table: "api_keys", where: sql`workspace_id = ${workspaceId}` }, page);
     return { data: result.data.map(toRecord), hasMore: result.hasMore };
   }
 
-  revoke(id: string, at: number): void {
-    this.db.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL").run(at, id);
+  /** Marks the key revoked at `at`; a key already revoked keeps its first time. */
+  async revoke(id: string, at: number): Promise<void> {
+    await this.store.db.updateTable("api_keys").set({ revoked_at: at }).where("id", "=", id).where("revoked_at", "is", null).execute();
   }
 
-  touch(id: string, at: number): void {
-    this.db.prepare("UPDATE api_keys SET last_used_at = ? WHERE id = ?").run(at, id);
+  /**
+   * Records a use of the key at `at`: one indexed single-row UPDATE, outside any
+   * transaction, that only moves `last_used_at` forward (replicas touching the same key
+   * together, or one with a clock behind, cannot move it back). Callers throttle it.
+   */
+  async touch(id: string, at: number): Promise<void> {
+    await this.store.db
+      .updateTable("api_keys")
+      .set({ last_used_at: at })
+      .where("id", "=", id)
+      .where((eb) => eb.or([eb("last_used_at", "is", null), eb("last_used_at", "<", at)]))
+      .execute();
   }
+}
+
+async function countActive(db: Sql, workspaceId: string): Promise<number> {
+  const row = await db
+    .selectFrom("api_keys")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("workspace_id", "=", workspaceId)
+    .where("revoked_at", "is", null)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }

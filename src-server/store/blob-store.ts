@@ -11,7 +11,19 @@ import { pipeline } from "node:stream/promises";
 
 const ID = /^(corp|doc)_[0-9A-Za-z]{24}$/;
 
-export class BlobStore {
+/** Where sealed originals are kept: files in the data folder (`BlobStore`) or the shared store (`SqlBlobStore`). */
+export interface BlobStorage {
+  /** Streams `source` into the blob; rejects when `source` fails (leaving nothing readable as the blob, or a partial file). */
+  write(corpusId: string, documentId: string, source: Readable | AsyncIterable<Buffer>): Promise<void>;
+  read(corpusId: string, documentId: string): Promise<Buffer>;
+  /** The stored (sealed) bytes as a stream, or undefined when there is no such blob. */
+  openRead(corpusId: string, documentId: string): Promise<Readable | undefined>;
+  delete(corpusId: string, documentId: string): Promise<void>;
+  list(): Promise<{ corpusId: string; documentId: string }[]>;
+  deleteCorpus(corpusId: string): Promise<void>;
+}
+
+export class BlobStore implements BlobStorage {
   constructor(private readonly root: string) {}
 
   private pathOf(corpusId: string, documentId: string): string {

@@ -1,8 +1,10 @@
 /**
- * SQLite access for chunks. Content and vectors arrive and leave sealed: this store
- * never sees plaintext.
+ * Chunks, in the store's database (SQLite or Postgres). Content and vectors arrive and
+ * leave sealed: this store never sees plaintext.
  */
-import type { Database } from "./database.js";
+import type { Selectable } from "kysely";
+import type { ChunksTable } from "./schema.js";
+import type { SqlDatabase } from "./sql-database.js";
 
 export interface SealedChunk {
   id: string;
@@ -31,20 +33,16 @@ export interface IndexSource {
   content: Buffer | null;
 }
 
-interface ChunkRow {
-  id: string;
-  corpus_id: string;
-  document_id: string;
-  idx: number;
-  start_offset: number;
-  end_offset: number;
-  page_start: number | null;
-  page_end: number | null;
-  token_count: number;
-  content: Buffer;
-  vector: Buffer;
-  terms: Buffer | null;
-}
+type ChunkRow = Selectable<ChunksTable>;
+
+/** Columns of a chunk row: a multi-row insert binds this many parameters per chunk. */
+const CHUNK_COLUMNS = 12;
+/**
+ * Parameters bound by one statement at most: below SQLite's 32766 and Postgres's 65535, so
+ * one multi-row insert carries up to 2500 chunks and an `IN` list as many ids.
+ */
+const MAX_PARAMETERS = 30_000;
+const INSERT_ROWS = Math.floor(MAX_PARAMETERS / CHUNK_COLUMNS);
 
 const toSealed = (r: ChunkRow): SealedChunk => ({
   id: r.id,
@@ -61,36 +59,63 @@ const toSealed = (r: ChunkRow): SealedChunk => ({
   terms: r.terms,
 });
 
+const toRow = (c: SealedChunk): ChunkRow => ({
+  id: c.id,
+  corpus_id: c.corpusId,
+  document_id: c.documentId,
+  idx: c.index,
+  start_offset: c.start,
+  end_offset: c.end,
+  page_start: c.pageStart,
+  page_end: c.pageEnd,
+  token_count: c.tokenCount,
+  content: c.content,
+  vector: c.vector,
+  terms: c.terms ?? null,
+});
+
+/** `items` in slices of at most `size`. */
+function* slices<T>(items: readonly T[], size: number): Generator<T[]> {
+  for (let at = 0; at < items.length; at += size) yield items.slice(at, at + size);
+}
+
+/**
+ * The advisory lock taken by every transaction that adds a corpus's chunks or deletes its
+ * rows (`commitDocument`, the tombstone catalogue's commits): on Postgres a deletion's
+ * "everything was copied" check and its delete see no chunk committed in between.
+ */
+export const corpusRowsLock = (corpusId: string) => `corpus-rows:${corpusId}`;
+
 export class ChunkStore {
-  constructor(private readonly db: Database) {}
+  constructor(private readonly store: SqlDatabase) {}
 
   /**
    * Stores a document's chunks and marks it indexed in one transaction: after a crash a
-   * document has either all its chunks or none, never a part, never twice.
+   * document has either all its chunks or none, never a part, never twice. The chunks go
+   * in as multi-row inserts (thousands per statement).
    */
-  commitDocument(documentId: string, chunks: SealedChunk[], pageCount: number | null, now: number): void {
-    const insert = this.db.prepare(
-      `INSERT INTO chunks (id, corpus_id, document_id, idx, start_offset, end_offset, page_start, page_end, token_count, content, vector, terms)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    this.db.transaction(() => {
-      this.db.prepare("DELETE FROM chunks WHERE document_id = ?").run(documentId);
-      for (const c of chunks) insert.run(c.id, c.corpusId, c.documentId, c.index, c.start, c.end, c.pageStart, c.pageEnd, c.tokenCount, c.content, c.vector, c.terms ?? null);
-      this.db
-        .prepare("UPDATE documents SET status = 'indexed', chunk_count = ?, page_count = ?, error_code = NULL, error_message = NULL, indexed_at = ?, updated_at = ? WHERE id = ?")
-        .run(chunks.length, pageCount, now, now, documentId);
-    })();
+  async commitDocument(documentId: string, chunks: SealedChunk[], pageCount: number | null, now: number): Promise<void> {
+    const corpusId = chunks[0]?.corpusId;
+    await this.store.transaction(async (tx) => {
+      if (corpusId !== undefined) await this.store.lock(tx, [corpusRowsLock(corpusId)]);
+      await tx.deleteFrom("chunks").where("document_id", "=", documentId).execute();
+      for (const rows of slices(chunks, INSERT_ROWS)) await tx.insertInto("chunks").values(rows.map(toRow)).execute();
+      await tx
+        .updateTable("documents")
+        .set({ status: "indexed", chunk_count: chunks.length, page_count: pageCount, error_code: null, error_message: null, indexed_at: now, updated_at: now })
+        .where("id", "=", documentId)
+        .execute();
+    });
   }
 
   /**
-   * Every chunk of a corpus, for building its in-memory index, read in pages: no cursor
-   * stays open while the consumer awaits (better-sqlite3 forbids other statements then).
+   * Every chunk of a corpus, in pages by id (keyset): no cursor or transaction stays open
+   * while the consumer awaits, and no more than a page is in memory.
    */
-  *iterateCorpus(corpusId: string, pageSize = 2000): Generator<SealedChunk> {
-    const page = this.db.prepare("SELECT * FROM chunks WHERE corpus_id = ? AND id > ? ORDER BY id LIMIT ?");
+  async *iterateCorpus(corpusId: string, pageSize = 2000): AsyncGenerator<SealedChunk> {
     let after = "";
     for (;;) {
-      const rows = page.all(corpusId, after, pageSize) as ChunkRow[];
+      const rows = await this.store.db.selectFrom("chunks").selectAll().where("corpus_id", "=", corpusId).where("id", ">", after).orderBy("id").limit(pageSize).execute();
       for (const row of rows) yield toSealed(row);
       if (rows.length < pageSize) return;
       after = rows.at(-1)!.id;
@@ -101,55 +126,69 @@ export class ChunkStore {
    * A corpus's chunks as its in-memory index is built from them, in pages like
    * `iterateCorpus`; the content is read only where no keyword analysis is stored.
    */
-  *iterateIndexSources(corpusId: string, pageSize = 5000): Generator<IndexSource> {
-    const page = this.db.prepare(
-      "SELECT id, document_id, vector, terms, CASE WHEN terms IS NULL THEN content END AS content FROM chunks WHERE corpus_id = ? AND id > ? ORDER BY id LIMIT ?",
-    );
+  async *iterateIndexSources(corpusId: string, pageSize = 5000): AsyncGenerator<IndexSource> {
     let after = "";
     for (;;) {
-      const rows = page.all(corpusId, after, pageSize) as { id: string; document_id: string; vector: Buffer; terms: Buffer | null; content: Buffer | null }[];
-      for (const r of rows) yield { id: r.id, documentId: r.document_id, vector: r.vector, terms: r.terms, content: r.content };
+      const rows = await this.indexSources({ corpusId, after, limit: pageSize });
+      yield* rows;
       if (rows.length < pageSize) return;
       after = rows.at(-1)!.id;
     }
   }
 
-  /** What `iterateIndexSources` reads, for the chunks `ids` (those that exist). */
-  indexSourcesOf(ids: readonly string[]): IndexSource[] {
-    if (ids.length === 0) return [];
-    const rows = this.db
-      .prepare(`SELECT id, document_id, vector, terms, CASE WHEN terms IS NULL THEN content END AS content FROM chunks WHERE id IN (${ids.map(() => "?").join(",")}) ORDER BY id`)
-      .all(...ids) as { id: string; document_id: string; vector: Buffer; terms: Buffer | null; content: Buffer | null }[];
-    return rows.map((r) => ({ id: r.id, documentId: r.document_id, vector: r.vector, terms: r.terms, content: r.content }));
+  /** What `iterateIndexSources` reads, for the chunks `ids` (those that exist), in id order. */
+  async indexSourcesOf(ids: readonly string[]): Promise<IndexSource[]> {
+    const out: IndexSource[] = [];
+    if (ids.length === 0) return out;
+    for (const part of slices(ids, MAX_PARAMETERS)) out.push(...(await this.indexSources({ ids: part })));
+    return ids.length > MAX_PARAMETERS ? out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)) : out;
   }
 
-  /** A corpus's chunk ids in ascending order (what identifies an index snapshot's content). */
-  *iterateIds(corpusId: string): Generator<string> {
-    for (const row of this.db.prepare("SELECT id FROM chunks WHERE corpus_id = ? ORDER BY id").pluck().iterate(corpusId)) yield row as string;
+  /**
+   * A corpus's chunk ids in ascending binary order (what identifies an index snapshot's
+   * content), read in pages by id and sorted here: the database's collation may order text
+   * otherwise.
+   */
+  async idsOfCorpus(corpusId: string, pageSize = 20_000): Promise<string[]> {
+    const ids: string[] = [];
+    let after = "";
+    for (;;) {
+      const rows = await this.store.db.selectFrom("chunks").select("id").where("corpus_id", "=", corpusId).where("id", ">", after).orderBy("id").limit(pageSize).execute();
+      for (const row of rows) ids.push(row.id);
+      if (rows.length < pageSize) break;
+      after = rows.at(-1)!.id;
+    }
+    return ids.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   }
 
   /** A chunk's sealed content (undefined when it no longer exists). */
-  contentOf(id: string): Buffer | undefined {
-    return (this.db.prepare("SELECT content FROM chunks WHERE id = ?").get(id) as { content: Buffer } | undefined)?.content;
+  async contentOf(id: string): Promise<Buffer | undefined> {
+    return (await this.store.db.selectFrom("chunks").select("content").where("id", "=", id).executeTakeFirst())?.content;
   }
 
   /** Stores keyword analyses made for chunks that had none (chunks deleted meanwhile are skipped). */
-  setTerms(rows: readonly { id: string; terms: Buffer }[]): void {
-    const update = this.db.prepare("UPDATE chunks SET terms = ? WHERE id = ?");
-    this.db.transaction(() => {
-      for (const r of rows) update.run(r.terms, r.id);
-    })();
+  async setTerms(rows: readonly { id: string; terms: Buffer }[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.store.transaction(async (tx) => {
+      for (const r of rows) await tx.updateTable("chunks").set({ terms: r.terms }).where("id", "=", r.id).execute();
+    });
   }
 
-  byIds(ids: string[]): SealedChunk[] {
-    if (ids.length === 0) return [];
-    const rows = this.db.prepare(`SELECT * FROM chunks WHERE id IN (${ids.map(() => "?").join(",")})`).all(...ids) as ChunkRow[];
-    return rows.map(toSealed);
+  async byIds(ids: readonly string[]): Promise<SealedChunk[]> {
+    const out: SealedChunk[] = [];
+    if (ids.length === 0) return out;
+    for (const part of slices(ids, MAX_PARAMETERS)) out.push(...(await this.store.db.selectFrom("chunks").selectAll().where("id", "in", part).execute()).map(toSealed));
+    return out;
   }
 
   /** The chunks just before and after position `index` of a document (undefined at either end). */
-  neighbours(documentId: string, index: number): { before: SealedChunk | undefined; after: SealedChunk | undefined } {
-    const rows = this.db.prepare("SELECT * FROM chunks WHERE document_id = ? AND idx IN (?, ?)").all(documentId, index - 1, index + 1) as ChunkRow[];
+  async neighbours(documentId: string, index: number): Promise<{ before: SealedChunk | undefined; after: SealedChunk | undefined }> {
+    const rows = await this.store.db
+      .selectFrom("chunks")
+      .selectAll()
+      .where("document_id", "=", documentId)
+      .where("idx", "in", [index - 1, index + 1])
+      .execute();
     const find = (idx: number) => rows.find((r) => r.idx === idx);
     const before = find(index - 1);
     const after = find(index + 1);
@@ -157,11 +196,22 @@ export class ChunkStore {
   }
 
   /** A document's chunks in order (a deletion moves them to cold storage). */
-  ofDocument(documentId: string): SealedChunk[] {
-    return (this.db.prepare("SELECT * FROM chunks WHERE document_id = ? ORDER BY idx").all(documentId) as ChunkRow[]).map(toSealed);
+  async ofDocument(documentId: string): Promise<SealedChunk[]> {
+    return (await this.store.db.selectFrom("chunks").selectAll().where("document_id", "=", documentId).orderBy("idx").execute()).map(toSealed);
   }
 
-  idsOfDocument(documentId: string): string[] {
-    return (this.db.prepare("SELECT id FROM chunks WHERE document_id = ?").all(documentId) as { id: string }[]).map((r) => r.id);
+  async idsOfDocument(documentId: string): Promise<string[]> {
+    return (await this.store.db.selectFrom("chunks").select("id").where("document_id", "=", documentId).execute()).map((r) => r.id);
+  }
+
+  /** Index sources of a corpus's chunks after `after` (a page), or of the chunks `ids`, in id order. */
+  private async indexSources(which: { corpusId: string; after: string; limit: number } | { ids: readonly string[] }): Promise<IndexSource[]> {
+    let query = this.store.db
+      .selectFrom("chunks")
+      .select((eb) => ["id", "document_id", "vector", "terms", eb.case().when("terms", "is", null).then(eb.ref("content")).end().as("content")])
+      .orderBy("id");
+    query = "ids" in which ? query.where("id", "in", which.ids) : query.where("corpus_id", "=", which.corpusId).where("id", ">", which.after).limit(which.limit);
+    const rows = await query.execute();
+    return rows.map((r) => ({ id: r.id, documentId: r.document_id, vector: r.vector, terms: r.terms, content: r.content }));
   }
 }

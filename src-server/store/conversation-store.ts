@@ -1,9 +1,11 @@
 /**
- * SQLite access for conversations and their messages. Titles and message bodies arrive
- * and leave sealed; this store never sees plaintext.
+ * Conversations and their messages in the store's database. Titles and message bodies
+ * arrive and leave sealed; this store never sees plaintext.
  */
-import type { Database } from "./database.js";
+import { sql, type RawBuilder } from "kysely";
 import type { Page, PageRequest } from "./pagination.js";
+import type { ConversationsTable } from "./schema.js";
+import type { SqlDatabase } from "./sql-database.js";
 
 export interface ConversationRecord {
   id: string;
@@ -28,17 +30,7 @@ export interface SealedMessage {
   createdAt: number;
 }
 
-interface ConversationRow {
-  id: string;
-  workspace_id: string;
-  corpus_id: string | null;
-  key_provider: string;
-  wrapped_key: Buffer;
-  title: Buffer;
-  message_count: number;
-  created_at: number;
-  updated_at: number;
-}
+type ConversationRow = Omit<ConversationsTable, "message_count"> & { message_count: number };
 
 const toRecord = (r: ConversationRow): ConversationRecord => ({
   id: r.id,
@@ -53,75 +45,91 @@ const toRecord = (r: ConversationRow): ConversationRecord => ({
 });
 
 export class ConversationStore {
-  constructor(private readonly db: Database) {}
+  constructor(private readonly store: SqlDatabase) {}
 
-  insert(c: ConversationRecord): void {
-    this.db
-      .prepare("INSERT INTO conversations (id, workspace_id, corpus_id, key_provider, wrapped_key, title, message_count, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
-      .run(c.id, c.workspaceId, c.corpusId, c.keyProvider, c.wrappedKey, c.title, c.messageCount, c.createdAt, c.updatedAt);
+  async insert(c: ConversationRecord): Promise<void> {
+    await this.store.db
+      .insertInto("conversations")
+      .values({
+        id: c.id,
+        workspace_id: c.workspaceId,
+        corpus_id: c.corpusId,
+        key_provider: c.keyProvider,
+        wrapped_key: c.wrappedKey,
+        title: c.title,
+        message_count: c.messageCount,
+        created_at: c.createdAt,
+        updated_at: c.updatedAt,
+      })
+      .execute();
   }
 
-  get(workspaceId: string, id: string): ConversationRecord | undefined {
-    const row = this.db.prepare("SELECT * FROM conversations WHERE id = ? AND workspace_id = ?").get(id, workspaceId) as ConversationRow | undefined;
+  async get(workspaceId: string, id: string): Promise<ConversationRecord | undefined> {
+    const row = await this.store.db.selectFrom("conversations").selectAll().where("id", "=", id).where("workspace_id", "=", workspaceId).executeTakeFirst();
     return row && toRecord(row);
   }
 
   /** The wrapped data key of a conversation (any workspace), for the keyring. */
-  wrappedKey(id: string): Buffer | undefined {
-    return (this.db.prepare("SELECT wrapped_key FROM conversations WHERE id = ?").get(id) as { wrapped_key: Buffer } | undefined)?.wrapped_key;
+  async wrappedKey(id: string): Promise<Buffer | undefined> {
+    const row = await this.store.db.selectFrom("conversations").select("wrapped_key").where("id", "=", id).executeTakeFirst();
+    return row?.wrapped_key;
   }
 
   /** Most recently active first; `after`/`before` are conversation ids. */
-  list(workspaceId: string, page: PageRequest): Page<ConversationRecord> {
-    const conditions = ["workspace_id = ?"];
-    const params: unknown[] = [workspaceId];
+  async list(workspaceId: string, page: PageRequest): Promise<Page<ConversationRecord>> {
+    const conditions: RawBuilder<unknown>[] = [sql`workspace_id = ${workspaceId}`];
     const cursor = (id: string, forward: boolean) => {
       const newer = (page.order === "desc") !== forward;
-      conditions.push(`(updated_at, id) ${newer ? ">" : "<"} (SELECT updated_at, id FROM conversations WHERE id = ? AND workspace_id = ?)`);
-      params.push(id, workspaceId);
+      conditions.push(sql`(updated_at, id) ${sql.raw(newer ? ">" : "<")} (SELECT updated_at, id FROM conversations WHERE id = ${id} AND workspace_id = ${workspaceId})`);
     };
     if (page.after) cursor(page.after, true);
     if (page.before) cursor(page.before, false);
     const reverse = Boolean(page.before && !page.after);
-    const direction = (page.order === "asc") !== reverse ? "ASC" : "DESC";
-    const rows = this.db
-      .prepare(`SELECT * FROM conversations WHERE ${conditions.join(" AND ")} ORDER BY updated_at ${direction}, id ${direction} LIMIT ?`)
-      .all(...params, page.limit + 1) as ConversationRow[];
+    const direction = sql.raw((page.order === "asc") !== reverse ? "ASC" : "DESC");
+    const { rows } = await sql<ConversationRow>`SELECT * FROM conversations WHERE ${sql.join(conditions, sql` AND `)} ORDER BY updated_at ${direction}, id ${direction} LIMIT ${page.limit + 1}`.execute(this.store.db);
     const data = rows.slice(0, page.limit).map(toRecord);
     if (reverse) data.reverse();
     return { data, hasMore: rows.length > page.limit };
   }
 
-  setTitle(id: string, title: Buffer, at: number): void {
-    this.db.prepare("UPDATE conversations SET title = ?, updated_at = ? WHERE id = ?").run(title, at, id);
+  async setTitle(id: string, title: Buffer, at: number): Promise<void> {
+    await this.store.db.updateTable("conversations").set({ title, updated_at: at }).where("id", "=", id).execute();
   }
 
-  messages(conversationId: string): SealedMessage[] {
-    const rows = this.db.prepare("SELECT * FROM conversation_messages WHERE conversation_id = ? ORDER BY idx").all(conversationId) as {
-      id: string;
-      conversation_id: string;
-      idx: number;
-      role: "user" | "assistant";
-      body: Buffer;
-      created_at: number;
-    }[];
-    return rows.map((r) => ({ id: r.id, conversationId: r.conversation_id, index: r.idx, role: r.role, body: r.body, createdAt: r.created_at }));
+  async messages(conversationId: string): Promise<SealedMessage[]> {
+    const rows = await this.store.db.selectFrom("conversation_messages").selectAll().where("conversation_id", "=", conversationId).orderBy("idx").execute();
+    return rows.map((r) => ({ id: r.id, conversationId: r.conversation_id, index: r.idx, role: r.role as SealedMessage["role"], body: r.body, createdAt: r.created_at }));
   }
 
-  /** Appends messages after the last one, in one transaction; returns them with their indexes. */
-  append(conversationId: string, messages: Omit<SealedMessage, "index" | "conversationId">[], at: number): SealedMessage[] {
-    return this.db.transaction(() => {
-      const { n } = this.db.prepare("SELECT message_count AS n FROM conversations WHERE id = ?").get(conversationId) as { n: number };
-      const insert = this.db.prepare("INSERT INTO conversation_messages (id, conversation_id, idx, role, body, created_at) VALUES (?, ?, ?, ?, ?, ?)");
-      const stored = messages.map((m, i) => ({ ...m, conversationId, index: n + i }));
-      for (const m of stored) insert.run(m.id, conversationId, m.index, m.role, m.body, m.createdAt);
-      this.db.prepare("UPDATE conversations SET message_count = ?, updated_at = ? WHERE id = ?").run(n + stored.length, at, conversationId);
+  /**
+   * Appends messages after the last one, in one transaction; returns them with their
+   * indexes. The count is raised first, by one UPDATE that returns it: the conversation's
+   * row stays locked until the commit (on Postgres, for every replica; on SQLite the
+   * transaction holds the database), so concurrent appends take consecutive indexes.
+   */
+  append(conversationId: string, messages: Omit<SealedMessage, "index" | "conversationId">[], at: number): Promise<SealedMessage[]> {
+    return this.store.transaction(async (tx) => {
+      const row = await tx
+        .updateTable("conversations")
+        .set((eb) => ({ message_count: eb("message_count", "+", messages.length), updated_at: at }))
+        .where("id", "=", conversationId)
+        .returning("message_count")
+        .executeTakeFirst();
+      if (!row) throw new Error(`no conversation '${conversationId}' to append to`);
+      const first = Number(row.message_count) - messages.length;
+      const stored = messages.map((m, i) => ({ ...m, conversationId, index: first + i }));
+      if (stored.length > 0) {
+        await tx
+          .insertInto("conversation_messages")
+          .values(stored.map((m) => ({ id: m.id, conversation_id: conversationId, idx: m.index, role: m.role, body: m.body, created_at: m.createdAt })))
+          .execute();
+      }
       return stored;
-    })();
+    });
   }
 
-  /** Deletes the conversation, its messages and its wrapped key (secure_delete zeroes the pages). */
-  delete(id: string): void {
-    this.db.prepare("DELETE FROM conversations WHERE id = ?").run(id);
+  /** Deletes the conversation, its messages and its wrapped key (on SQLite, secure_delete zeroes the pages). */
+  async delete(id: string): Promise<void> {
+    await this.store.db.deleteFrom("conversations").where("id", "=", id).execute();
   }
 }

@@ -1,7 +1,9 @@
-/** SQLite access for corpora and their wrapped data keys. */
+/** Corpora and their wrapped data keys, in the store's database (SQLite or Postgres). */
+import { sql, type Updateable } from "kysely";
 import type { ChunkingStrategy, EmbeddingPrompts, SearchDefaults } from "../domain/vocabulary.js";
-import type { Database } from "./database.js";
-import { readPage, type Page, type PageRequest } from "./pagination.js";
+import { readSqlPage, type Page, type PageRequest } from "./pagination.js";
+import type { CorporaTable } from "./schema.js";
+import type { SqlDatabase } from "./sql-database.js";
 
 export interface CorpusRecord {
   id: string;
@@ -45,14 +47,14 @@ const toRecord = (r: CorpusRow): CorpusRecord => ({
   name: r.name,
   chunking: r.chunking as ChunkingStrategy,
   embeddingModel: r.embedding_model,
-  dimensions: r.dimensions,
+  dimensions: Number(r.dimensions),
   embeddingPrompts: { query: r.query_prompt, document: r.document_prompt },
   rerankModel: r.rerank_model ?? null,
   searchDefaults: r.search_defaults ? (JSON.parse(r.search_defaults) as SearchDefaults) : null,
-  retentionDays: r.retention_days,
+  retentionDays: Number(r.retention_days),
   metadata: JSON.parse(r.metadata) as Record<string, string>,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
+  createdAt: Number(r.created_at),
+  updatedAt: Number(r.updated_at),
 });
 
 export interface DocumentCounts {
@@ -63,68 +65,139 @@ export interface DocumentCounts {
   total: number;
 }
 
-export class CorpusStore {
-  constructor(private readonly db: Database) {}
+/** A corpus's data key as stored: wrapped by the key provider `provider`. */
+export interface StoredCorpusKey {
+  provider: string;
+  wrappedKey: Buffer;
+  /** When the purge may destroy it (Unix seconds) once no corpus or tombstone needs it; null while its corpus exists. */
+  destroyAfter: number | null;
+}
 
-  insert(c: CorpusRecord, key: { provider: string; wrappedKey: Buffer }): void {
-    this.db.transaction(() => {
-      this.db
-        .prepare(
-          `INSERT INTO corpora (id, workspace_id, name, chunking, embedding_model, dimensions, query_prompt, document_prompt, rerank_model, search_defaults, retention_days, metadata, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(c.id, c.workspaceId, c.name, c.chunking, c.embeddingModel, c.dimensions, c.embeddingPrompts.query, c.embeddingPrompts.document, c.rerankModel, c.searchDefaults && JSON.stringify(c.searchDefaults), c.retentionDays, JSON.stringify(c.metadata), c.createdAt, c.updatedAt);
-      this.db.prepare("INSERT INTO corpus_keys (corpus_id, provider, wrapped_key, created_at) VALUES (?, ?, ?, ?)").run(c.id, key.provider, key.wrappedKey, c.createdAt);
-    })();
+export class CorpusStore {
+  constructor(private readonly store: SqlDatabase) {}
+
+  /**
+   * Stores the corpus and, in the same transaction, its data key: inserted unless the
+   * key is stored already (`CorpusKeyring.create` stores it first), and claimed by the
+   * corpus (no longer due for destruction). Throws, storing nothing, when a different
+   * key is stored for this id: data sealed under `key` could never be opened.
+   */
+  async insert(c: CorpusRecord, key: { provider: string; wrappedKey: Buffer }): Promise<void> {
+    await this.store.transaction(async (tx) => {
+      await tx
+        .insertInto("corpora")
+        .values({
+          id: c.id,
+          workspace_id: c.workspaceId,
+          name: c.name,
+          chunking: c.chunking,
+          embedding_model: c.embeddingModel,
+          dimensions: c.dimensions,
+          query_prompt: c.embeddingPrompts.query,
+          document_prompt: c.embeddingPrompts.document,
+          rerank_model: c.rerankModel,
+          search_defaults: c.searchDefaults && JSON.stringify(c.searchDefaults),
+          retention_days: c.retentionDays,
+          metadata: JSON.stringify(c.metadata),
+          created_at: c.createdAt,
+          updated_at: c.updatedAt,
+        })
+        .execute();
+      await tx
+        .insertInto("corpus_keys")
+        .values({ corpus_id: c.id, provider: key.provider, wrapped_key: key.wrappedKey, created_at: c.createdAt, destroy_after: null })
+        .onConflict((oc) => oc.column("corpus_id").doNothing())
+        .execute();
+      const stored = await tx.updateTable("corpus_keys").set({ destroy_after: null }).where("corpus_id", "=", c.id).returning("wrapped_key").executeTakeFirstOrThrow();
+      if (!Buffer.from(stored.wrapped_key).equals(key.wrappedKey)) throw new Error(`corpus ${c.id} already has a different data key stored; nothing was stored`);
+    });
+  }
+
+  /**
+   * Stores a corpus's data key unless one is stored already (insert-if-absent), then
+   * reads back the one stored: whoever inserted first wins, and every caller gets the
+   * same key. A key inserted here is due for destruction at `destroyAfter` unless its
+   * corpus is stored by then (`insert` claims it), so a corpus that never came to be
+   * leaves no key behind.
+   */
+  async insertKeyIfAbsent(id: string, key: { provider: string; wrappedKey: Buffer }, at: number, destroyAfter: number): Promise<StoredCorpusKey> {
+    // Only the purge deletes a key, and not one this young; should it have between the two
+    // statements, the caller's key is stored again.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      await this.store.db
+        .insertInto("corpus_keys")
+        .values({ corpus_id: id, provider: key.provider, wrapped_key: key.wrappedKey, created_at: at, destroy_after: destroyAfter })
+        .onConflict((oc) => oc.column("corpus_id").doNothing())
+        .execute();
+      const stored = await this.wrappedKey(id);
+      if (stored) return stored;
+    }
+    throw new Error(`the data key of corpus ${id} was deleted as soon as it was stored`);
   }
 
   /** The corpus if it exists in `workspaceId` (other workspaces' corpora do not exist for the caller). */
-  get(workspaceId: string, id: string): CorpusRecord | undefined {
-    const row = this.db.prepare("SELECT * FROM corpora WHERE id = ? AND workspace_id = ?").get(id, workspaceId) as CorpusRow | undefined;
+  async get(workspaceId: string, id: string): Promise<CorpusRecord | undefined> {
+    const row = await this.store.db.selectFrom("corpora").selectAll().where("id", "=", id).where("workspace_id", "=", workspaceId).executeTakeFirst();
     return row && toRecord(row);
   }
 
-  getAny(id: string): CorpusRecord | undefined {
-    const row = this.db.prepare("SELECT * FROM corpora WHERE id = ?").get(id) as CorpusRow | undefined;
+  async getAny(id: string): Promise<CorpusRecord | undefined> {
+    const row = await this.store.db.selectFrom("corpora").selectAll().where("id", "=", id).executeTakeFirst();
     return row && toRecord(row);
   }
 
-  list(workspaceId: string, page: PageRequest): Page<CorpusRecord> {
-    const result = readPage<CorpusRow>(this.db, { table: "corpora", where: "workspace_id = ?", params: [workspaceId] }, page);
+  /** The ids of every corpus (of every workspace). */
+  async ids(): Promise<string[]> {
+    const rows = await this.store.db.selectFrom("corpora").select("id").orderBy("id").execute();
+    return rows.map((r) => r.id);
+  }
+
+  async list(workspaceId: string, page: PageRequest): Promise<Page<CorpusRecord>> {
+    const result = await readSqlPage<CorpusRow>(this.store.db, { table: "corpora", where: sql`workspace_id = ${workspaceId}` }, page);
     return { data: result.data.map(toRecord), hasMore: result.hasMore };
   }
 
-  update(id: string, fields: { name?: string; retentionDays?: number; metadata?: Record<string, string>; rerankModel?: string | null; searchDefaults?: SearchDefaults | null }, at: number): void {
-    const current = this.getAny(id);
-    if (!current) return;
-    const searchDefaults = fields.searchDefaults === undefined ? current.searchDefaults : fields.searchDefaults;
-    this.db
-      .prepare("UPDATE corpora SET name = ?, retention_days = ?, metadata = ?, rerank_model = ?, search_defaults = ?, updated_at = ? WHERE id = ?")
-      .run(fields.name ?? current.name, fields.retentionDays ?? current.retentionDays, JSON.stringify(fields.metadata ?? current.metadata), fields.rerankModel === undefined ? current.rerankModel : fields.rerankModel, searchDefaults && JSON.stringify(searchDefaults), at, id);
+  /** Changes the fields given (undefined: unchanged; null: back to none), in one statement. */
+  async update(id: string, fields: { name?: string; retentionDays?: number; metadata?: Record<string, string>; rerankModel?: string | null; searchDefaults?: SearchDefaults | null }, at: number): Promise<void> {
+    const set: Updateable<CorporaTable> = { updated_at: at };
+    if (fields.name !== undefined) set.name = fields.name;
+    if (fields.retentionDays !== undefined) set.retention_days = fields.retentionDays;
+    if (fields.metadata !== undefined) set.metadata = JSON.stringify(fields.metadata);
+    if (fields.rerankModel !== undefined) set.rerank_model = fields.rerankModel;
+    if (fields.searchDefaults !== undefined) set.search_defaults = fields.searchDefaults && JSON.stringify(fields.searchDefaults);
+    await this.store.db.updateTable("corpora").set(set).where("id", "=", id).execute();
   }
 
-  touch(id: string, at: number): void {
-    this.db.prepare("UPDATE corpora SET updated_at = ? WHERE id = ?").run(at, id);
+  async touch(id: string, at: number): Promise<void> {
+    await this.store.db.updateTable("corpora").set({ updated_at: at }).where("id", "=", id).execute();
   }
 
-  counts(id: string): DocumentCounts {
-    const rows = this.db.prepare("SELECT status, COUNT(*) AS n FROM documents WHERE corpus_id = ? GROUP BY status").all(id) as { status: string; n: number }[];
+  async counts(id: string): Promise<DocumentCounts> {
+    const rows = await this.store.db
+      .selectFrom("documents")
+      .select((eb) => ["status", eb.fn.countAll<number>().as("n")])
+      .where("corpus_id", "=", id)
+      .groupBy("status")
+      .execute();
     const counts: DocumentCounts = { queued: 0, processing: 0, indexed: 0, failed: 0, total: 0 };
     for (const { status, n } of rows) {
-      if (status in counts) counts[status as keyof DocumentCounts] = n;
-      counts.total += n;
+      if (status in counts) counts[status as keyof DocumentCounts] = Number(n);
+      counts.total += Number(n);
     }
     return counts;
   }
 
-  chunkCount(id: string): number {
-    return (this.db.prepare("SELECT COUNT(*) AS n FROM chunks WHERE corpus_id = ?").get(id) as { n: number }).n;
+  async chunkCount(id: string): Promise<number> {
+    const row = await this.store.db
+      .selectFrom("chunks")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("corpus_id", "=", id)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
   }
 
-  wrappedKey(id: string): { provider: string; wrappedKey: Buffer; destroyAfter: number | null } | undefined {
-    const row = this.db.prepare("SELECT provider, wrapped_key, destroy_after FROM corpus_keys WHERE corpus_id = ?").get(id) as
-      | { provider: string; wrapped_key: Buffer; destroy_after: number | null }
-      | undefined;
-    return row && { provider: row.provider, wrappedKey: row.wrapped_key, destroyAfter: row.destroy_after };
+  async wrappedKey(id: string): Promise<StoredCorpusKey | undefined> {
+    const row = await this.store.db.selectFrom("corpus_keys").select(["provider", "wrapped_key", "destroy_after"]).where("corpus_id", "=", id).executeTakeFirst();
+    return row && { provider: row.provider, wrappedKey: Buffer.from(row.wrapped_key), destroyAfter: row.destroy_after === null ? null : Number(row.destroy_after) };
   }
 }

@@ -1,7 +1,12 @@
-/** SQLite access for documents and their indexing state (the persistent job queue). */
+/**
+ * Documents and their indexing state (the persistent job queue), in the store's database
+ * (SQLite or Postgres).
+ */
+import { sql, type Selectable } from "kysely";
 import type { DocumentFormat } from "../domain/vocabulary.js";
-import type { Database } from "./database.js";
-import { readPage, type Page, type PageRequest } from "./pagination.js";
+import { readSqlPage, type Page, type PageRequest } from "./pagination.js";
+import type { DocumentsTable } from "./schema.js";
+import type { SqlDatabase } from "./sql-database.js";
 
 export type DocumentStatus = "queued" | "processing" | "indexed" | "failed";
 
@@ -24,25 +29,7 @@ export interface DocumentRecord {
   indexedAt: number | null;
 }
 
-interface DocumentRow {
-  id: string;
-  corpus_id: string;
-  filename: string;
-  content_type: string;
-  format: string;
-  bytes: number;
-  sha256: string;
-  status: string;
-  error_code: string | null;
-  error_message: string | null;
-  page_count: number | null;
-  chunk_count: number;
-  metadata: string;
-  attempts: number;
-  created_at: number;
-  updated_at: number;
-  indexed_at: number | null;
-}
+type DocumentRow = Selectable<DocumentsTable>;
 
 const toRecord = (r: DocumentRow): DocumentRecord => ({
   id: r.id,
@@ -63,77 +50,148 @@ const toRecord = (r: DocumentRow): DocumentRecord => ({
   indexedAt: r.indexed_at,
 });
 
+/** Escapes `%`, `_` and the escape character itself for a `LIKE … ESCAPE '\'` pattern. */
+const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/**
+ * Whether a metadata value equals a filter value as SQLite's `json_extract(metadata, '$.key') = ?`
+ * decided it before the store ran on Postgres too: scalars by value (a boolean counts as 0 or 1,
+ * strings compare exactly), JSON null never, an object or array as its compact JSON text.
+ */
+function metadataEquals(stored: unknown, wanted: string | number | boolean): boolean {
+  if (stored === null || stored === undefined) return false;
+  if (typeof stored === "object") return typeof wanted === "string" && JSON.stringify(stored) === wanted;
+  const scalar = (v: unknown) => (typeof v === "boolean" ? Number(v) : v);
+  return scalar(stored) === scalar(wanted);
+}
+
 export class DocumentStore {
-  constructor(private readonly db: Database) {}
+  constructor(private readonly store: SqlDatabase) {}
 
   /** Documents by status across every corpus (metrics). */
-  countsByStatus(): Record<DocumentStatus, number> {
+  async countsByStatus(): Promise<Record<DocumentStatus, number>> {
     const counts: Record<DocumentStatus, number> = { queued: 0, processing: 0, indexed: 0, failed: 0 };
-    for (const row of this.db.prepare("SELECT status, COUNT(*) AS n FROM documents GROUP BY status").all() as { status: DocumentStatus; n: number }[]) counts[row.status] = row.n;
+    const rows = await this.store.db
+      .selectFrom("documents")
+      .select((eb) => ["status", eb.fn.countAll<number>().as("n")])
+      .groupBy("status")
+      .execute();
+    for (const row of rows) counts[row.status as DocumentStatus] = Number(row.n);
     return counts;
   }
 
-  insert(d: DocumentRecord): void {
-    this.db
-      .prepare(
-        `INSERT INTO documents (id, corpus_id, filename, content_type, format, bytes, sha256, status, error_code, error_message, page_count, chunk_count, metadata, attempts, created_at, updated_at, indexed_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(d.id, d.corpusId, d.filename, d.contentType, d.format, d.bytes, d.sha256, d.status, d.error?.code ?? null, d.error?.message ?? null, d.pageCount, d.chunkCount, JSON.stringify(d.metadata), d.attempts, d.createdAt, d.updatedAt, d.indexedAt);
+  /**
+   * Stores a new document; false, storing nothing, when its corpus already holds one with
+   * the same sha256 (an upload of the same content that committed first, maybe on another replica).
+   */
+  async insert(d: DocumentRecord): Promise<boolean> {
+    const result = await this.store.db
+      .insertInto("documents")
+      .values({
+        id: d.id,
+        corpus_id: d.corpusId,
+        filename: d.filename,
+        content_type: d.contentType,
+        format: d.format,
+        bytes: d.bytes,
+        sha256: d.sha256,
+        status: d.status,
+        error_code: d.error?.code ?? null,
+        error_message: d.error?.message ?? null,
+        page_count: d.pageCount,
+        chunk_count: d.chunkCount,
+        metadata: JSON.stringify(d.metadata),
+        attempts: d.attempts,
+        created_at: d.createdAt,
+        updated_at: d.updatedAt,
+        indexed_at: d.indexedAt,
+      })
+      .onConflict((oc) => oc.columns(["corpus_id", "sha256"]).doNothing())
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
   }
 
-  get(corpusId: string, id: string): DocumentRecord | undefined {
-    const row = this.db.prepare("SELECT * FROM documents WHERE id = ? AND corpus_id = ?").get(id, corpusId) as DocumentRow | undefined;
+  async get(corpusId: string, id: string): Promise<DocumentRecord | undefined> {
+    const row = await this.store.db.selectFrom("documents").selectAll().where("id", "=", id).where("corpus_id", "=", corpusId).executeTakeFirst();
     return row && toRecord(row);
   }
 
-  getById(id: string): DocumentRecord | undefined {
-    const row = this.db.prepare("SELECT * FROM documents WHERE id = ?").get(id) as DocumentRow | undefined;
+  async getById(id: string): Promise<DocumentRecord | undefined> {
+    const row = await this.store.db.selectFrom("documents").selectAll().where("id", "=", id).executeTakeFirst();
     return row && toRecord(row);
   }
 
-  findBySha256(corpusId: string, sha256: string): DocumentRecord | undefined {
-    const row = this.db.prepare("SELECT * FROM documents WHERE corpus_id = ? AND sha256 = ?").get(corpusId, sha256) as DocumentRow | undefined;
+  async findBySha256(corpusId: string, sha256: string): Promise<DocumentRecord | undefined> {
+    const row = await this.store.db.selectFrom("documents").selectAll().where("corpus_id", "=", corpusId).where("sha256", "=", sha256).executeTakeFirst();
     return row && toRecord(row);
   }
 
   /** A page of the corpus's documents, only those in `status` when given. */
-  list(corpusId: string, page: PageRequest, status?: DocumentStatus): Page<DocumentRecord> {
-    const query = status ? { table: "documents", where: "corpus_id = ? AND status = ?", params: [corpusId, status] } : { table: "documents", where: "corpus_id = ?", params: [corpusId] };
-    const result = readPage<DocumentRow>(this.db, query, page);
+  async list(corpusId: string, page: PageRequest, status?: DocumentStatus): Promise<Page<DocumentRecord>> {
+    const where = status ? sql`corpus_id = ${corpusId} AND status = ${status}` : sql`corpus_id = ${corpusId}`;
+    const result = await readSqlPage<DocumentRow>(this.store.db, { table: "documents", where }, page);
     return { data: result.data.map(toRecord), hasMore: result.hasMore };
   }
 
   /** Every document of a corpus, oldest first (a corpus deletion moves their records to cold storage). */
-  ofCorpus(corpusId: string): DocumentRecord[] {
-    return (this.db.prepare("SELECT * FROM documents WHERE corpus_id = ? ORDER BY created_at, id").all(corpusId) as DocumentRow[]).map(toRecord);
+  async ofCorpus(corpusId: string): Promise<DocumentRecord[]> {
+    const rows = await this.store.db.selectFrom("documents").selectAll().where("corpus_id", "=", corpusId).orderBy("created_at").orderBy("id").execute();
+    return rows.map(toRecord);
   }
 
-  /** Ids of indexed documents whose metadata equals every given value (JSON equality per key). */
-  idsMatching(corpusId: string, filter: Record<string, string | number | boolean>): string[] {
-    const conditions = Object.keys(filter).map(() => "json_extract(metadata, ?) = ?");
-    const params: unknown[] = [corpusId];
-    for (const [key, value] of Object.entries(filter)) params.push(`$.${JSON.stringify(key)}`, typeof value === "boolean" ? Number(value) : value);
-    const sql = `SELECT id FROM documents WHERE corpus_id = ? AND status = 'indexed'${conditions.map((c) => ` AND ${c}`).join("")}`;
-    return (this.db.prepare(sql).all(...params) as { id: string }[]).map((r) => r.id);
+  /**
+   * Ids of indexed documents whose metadata equals every given value (JSON equality per
+   * top-level key). The database narrows the documents by text (`LIKE` on the stored JSON,
+   * the same on both backends); the exact comparison is made here, as JSON has no portable SQL.
+   */
+  async idsMatching(corpusId: string, filter: Record<string, string | number | boolean>): Promise<string[]> {
+    const entries = Object.entries(filter);
+    let query = this.store.db.selectFrom("documents").select(["id", "metadata"]).where("corpus_id", "=", corpusId).where("status", "=", "indexed");
+    for (const [key, value] of entries) {
+      // Metadata is stored as compact JSON (`JSON.stringify`): a string value appears as `"key":"value"`;
+      // numbers and booleans compare loosely (true = 1), and a string may be an object's JSON text,
+      // so for those only the key is looked for. A match here can still be a nested key or a
+      // longer string: the exact test below decides.
+      const exactText = typeof value === "string" && !/^[[{]/.test(value);
+      const text = exactText ? `${JSON.stringify(key)}:${JSON.stringify(value)}` : `${JSON.stringify(key)}:`;
+      query = query.where(sql<boolean>`metadata LIKE ${`%${likeLiteral(text)}%`} ESCAPE '\\'`);
+    }
+    const rows = await query.orderBy("id").execute();
+    return rows
+      .filter((row) => {
+        const metadata = JSON.parse(row.metadata) as Record<string, unknown>;
+        return entries.every(([key, value]) => Object.hasOwn(metadata, key) && metadataEquals(metadata[key], value));
+      })
+      .map((row) => row.id);
   }
 
-  /** Takes the oldest queued document for indexing (atomically), or undefined. */
-  claimNext(now: number): DocumentRecord | undefined {
-    return this.db.transaction(() => {
-      const row = this.db.prepare("SELECT * FROM documents WHERE status = 'queued' ORDER BY created_at, id LIMIT 1").get() as DocumentRow | undefined;
-      if (!row) return undefined;
-      this.db.prepare("UPDATE documents SET status = 'processing', attempts = attempts + 1, updated_at = ? WHERE id = ?").run(now, row.id);
-      return toRecord({ ...row, status: "processing", attempts: row.attempts + 1, updated_at: now });
-    })();
+  /**
+   * Takes the oldest queued document for indexing, or undefined. The claim is a conditional
+   * update (`queued` → `processing`): when several replicas take the same document at once,
+   * one update changes it and the others try the next.
+   */
+  async claimNext(now: number): Promise<DocumentRecord | undefined> {
+    for (;;) {
+      const next = await this.store.db.selectFrom("documents").select("id").where("status", "=", "queued").orderBy("created_at").orderBy("id").limit(1).executeTakeFirst();
+      if (!next) return undefined;
+      const claimed = await this.store.db
+        .updateTable("documents")
+        .set((eb) => ({ status: "processing", attempts: eb("attempts", "+", 1), updated_at: now }))
+        .where("id", "=", next.id)
+        .where("status", "=", "queued")
+        .returningAll()
+        .executeTakeFirst();
+      if (claimed) return toRecord(claimed);
+    }
   }
 
   /** After a crash or kill: documents left `processing` go back to the queue. */
-  requeueInterrupted(now: number): number {
-    return this.db.prepare("UPDATE documents SET status = 'queued', updated_at = ? WHERE status = 'processing'").run(now).changes;
+  async requeueInterrupted(now: number): Promise<number> {
+    const result = await this.store.db.updateTable("documents").set({ status: "queued", updated_at: now }).where("status", "=", "processing").executeTakeFirst();
+    return Number(result.numUpdatedRows);
   }
 
-  markFailed(id: string, error: { code: string; message: string }, now: number): void {
-    this.db.prepare("UPDATE documents SET status = 'failed', error_code = ?, error_message = ?, updated_at = ? WHERE id = ?").run(error.code, error.message, now, id);
+  async markFailed(id: string, error: { code: string; message: string }, now: number): Promise<void> {
+    await this.store.db.updateTable("documents").set({ status: "failed", error_code: error.code, error_message: error.message, updated_at: now }).where("id", "=", id).execute();
   }
 }

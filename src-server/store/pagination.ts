@@ -1,7 +1,9 @@
 /**
  * Cursor pagination over tables ordered by (created_at, id), shared by every list.
  */
+import { sql, type RawBuilder } from "kysely";
 import type { Database } from "./database.js";
+import type { Sql } from "./sql-database.js";
 
 export interface PageRequest {
   /** 1–100. */
@@ -47,6 +49,32 @@ export function readPage<Row>(db: Database, query: PageQuery, page: PageRequest)
   const direction = ascending ? "ASC" : "DESC";
   const sql = `SELECT * FROM ${query.table} WHERE ${conditions.join(" AND ")} ORDER BY created_at ${direction}, id ${direction} LIMIT ?`;
   const rows = db.prepare(sql).all(...params, page.limit + 1) as Row[];
+  const hasMore = rows.length > page.limit;
+  const data = rows.slice(0, page.limit);
+  if (reverse) data.reverse();
+  return { data, hasMore };
+}
+
+/** A page's query on the asynchronous store: a table and a condition written with Kysely's `sql` tag. */
+export interface SqlPageQuery {
+  table: "workspaces" | "api_keys" | "corpora" | "documents" | "service_accounts" | "tombstones";
+  /** e.g. sql`workspace_id = ${workspaceId}` (parameters stay parameters). */
+  where: RawBuilder<unknown>;
+}
+
+/** `readPage` on SQLite or Postgres (the same query, compiled for each by Kysely). */
+export async function readSqlPage<Row>(db: Sql, query: SqlPageQuery, page: PageRequest): Promise<Page<Row>> {
+  const table = sql.table(query.table);
+  const conditions: RawBuilder<unknown>[] = [query.where];
+  const cursorCondition = (cursor: string, forward: boolean): void => {
+    const ascending = (page.order === "asc") === forward;
+    conditions.push(sql`(created_at, id) ${sql.raw(ascending ? ">" : "<")} (SELECT created_at, id FROM ${table} WHERE id = ${cursor} AND ${query.where})`);
+  };
+  if (page.after) cursorCondition(page.after, true);
+  if (page.before) cursorCondition(page.before, false);
+  const reverse = Boolean(page.before && !page.after);
+  const direction = sql.raw((page.order === "asc") !== reverse ? "ASC" : "DESC");
+  const { rows } = await sql<Row>`SELECT * FROM ${table} WHERE ${sql.join(conditions, sql` AND `)} ORDER BY created_at ${direction}, id ${direction} LIMIT ${page.limit + 1}`.execute(db);
   const hasMore = rows.length > page.limit;
   const data = rows.slice(0, page.limit);
   if (reverse) data.reverse();

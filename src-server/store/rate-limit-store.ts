@@ -2,10 +2,10 @@
  * Rate-limit accounting: a sliding one-minute log of what each bucket (a workspace, a
  * key) was admitted. `take` checks every bucket and records the cost in all of them in
  * one transaction, so concurrent requests are admitted exactly up to the limit; the log
- * lives in SQLite, so a restart forgets nothing. `RateLimitLedger` is the interface a
- * shared store (Redis, for several servers) implements.
+ * lives in the store's database (SQLite, or Postgres shared by several replicas), so a
+ * restart forgets nothing.
  */
-import type { Database } from "./database.js";
+import type { Sql, SqlDatabase } from "./sql-database.js";
 
 export const WINDOW_MS = 60_000;
 
@@ -38,14 +38,14 @@ export interface TakeResult {
 
 export interface RateLimitLedger {
   /** Admits `cost` if every bucket has room for it, recording it in all of them; else records nothing. */
-  take(buckets: { bucket: string; limit: Limit }[], cost: { requests: number; tokens: number }, now: number): TakeResult;
+  take(buckets: { bucket: string; limit: Limit }[], cost: { requests: number; tokens: number }, now: number): Promise<TakeResult>;
   /** Changes the tokens of recorded entries (a reservation settled to the real count). */
-  settle(entries: number[], tokens: number): void;
+  settle(entries: number[], tokens: number): Promise<void>;
   /** The buckets' state without taking anything. */
-  peek(buckets: { bucket: string; limit: Limit }[], now: number): BucketState[];
+  peek(buckets: { bucket: string; limit: Limit }[], now: number): Promise<BucketState[]>;
   /** The named tier assigned to a workspace or key, if any. */
-  tierOf(subject: string): string | undefined;
-  setTier(subject: string, tier: string | null): void;
+  tierOf(subject: string): Promise<string | undefined>;
+  setTier(subject: string, tier: string | null): Promise<void>;
 }
 
 interface Usage {
@@ -55,24 +55,37 @@ interface Usage {
   newest: number | null;
 }
 
-export class SqliteRateLimitLedger implements RateLimitLedger {
-  constructor(private readonly db: Database) {}
+/**
+ * The ledger in the store's database. On Postgres each bucket is an advisory lock held for
+ * the transaction, so replicas sharing the database admit exactly up to the limit.
+ */
+export class SqlRateLimitLedger implements RateLimitLedger {
+  constructor(private readonly store: SqlDatabase) {}
 
-  take(buckets: { bucket: string; limit: Limit }[], cost: { requests: number; tokens: number }, now: number): TakeResult {
-    return this.db.transaction(() => {
-      const usage = buckets.map((b) => this.usage(b.bucket, now));
+  take(buckets: { bucket: string; limit: Limit }[], cost: { requests: number; tokens: number }, now: number): Promise<TakeResult> {
+    return this.store.transaction(async (tx) => {
+      await this.store.lock(
+        tx,
+        buckets.map((b) => `rate:${b.bucket}`),
+      );
+      const usage: Usage[] = [];
+      for (const b of buckets) usage.push(await this.usage(tx, b.bucket, now));
       let retryAfterMs = 0;
-      buckets.forEach((b, i) => {
+      for (const [i, b] of buckets.entries()) {
         const u = usage[i]!;
         const overRequests = b.limit.requestsPerMinute > 0 && u.requests + cost.requests > b.limit.requestsPerMinute;
         const overTokens = b.limit.tokensPerMinute > 0 && cost.tokens > 0 && u.tokens + cost.tokens > b.limit.tokensPerMinute;
-        if (overRequests || overTokens) retryAfterMs = Math.max(retryAfterMs, this.waitFor(b.bucket, b.limit, cost, now, overRequests, overTokens));
-      });
+        if (overRequests || overTokens) retryAfterMs = Math.max(retryAfterMs, await this.waitFor(tx, b.bucket, b.limit, cost, now, overRequests, overTokens));
+      }
       const admitted = retryAfterMs === 0;
       const entries: number[] = [];
-      if (admitted) {
-        const insert = this.db.prepare("INSERT INTO rate_limit_events (bucket, at_ms, requests, tokens) VALUES (?, ?, ?, ?)");
-        for (const b of buckets) entries.push(Number(insert.run(b.bucket, now, cost.requests, cost.tokens).lastInsertRowid));
+      if (admitted && buckets.length > 0) {
+        const rows = await tx
+          .insertInto("rate_limit_events")
+          .values(buckets.map((b) => ({ bucket: b.bucket, at_ms: now, requests: cost.requests, tokens: cost.tokens })))
+          .returning("id")
+          .execute();
+        entries.push(...rows.map((r) => Number(r.id)));
       }
       const states = buckets.map((b, i) => {
         const u = usage[i]!;
@@ -83,44 +96,62 @@ export class SqliteRateLimitLedger implements RateLimitLedger {
         return { bucket: b.bucket, limit: b.limit, usedRequests: requests, usedTokens: tokens, nextFreeAt: oldest === null ? now : oldest + WINDOW_MS, resetAt: newest === null ? now : newest + WINDOW_MS };
       });
       return { admitted, buckets: states, entries, retryAfterMs };
-    })();
-  }
-
-  settle(entries: number[], tokens: number): void {
-    const update = this.db.prepare("UPDATE rate_limit_events SET tokens = ? WHERE id = ?");
-    this.db.transaction(() => {
-      for (const id of entries) update.run(Math.max(0, Math.round(tokens)), id);
-    })();
-  }
-
-  peek(buckets: { bucket: string; limit: Limit }[], now: number): BucketState[] {
-    return buckets.map((b) => {
-      const u = this.usage(b.bucket, now);
-      return { bucket: b.bucket, limit: b.limit, usedRequests: u.requests, usedTokens: u.tokens, nextFreeAt: u.oldest === null ? now : u.oldest + WINDOW_MS, resetAt: u.newest === null ? now : u.newest + WINDOW_MS };
     });
   }
 
-  tierOf(subject: string): string | undefined {
-    return (this.db.prepare("SELECT tier FROM rate_limit_tiers WHERE subject = ?").get(subject) as { tier: string } | undefined)?.tier;
+  async settle(entries: number[], tokens: number): Promise<void> {
+    if (entries.length === 0) return;
+    await this.store.db
+      .updateTable("rate_limit_events")
+      .set({ tokens: Math.max(0, Math.round(tokens)) })
+      .where("id", "in", entries)
+      .execute();
   }
 
-  setTier(subject: string, tier: string | null): void {
-    if (tier === null) this.db.prepare("DELETE FROM rate_limit_tiers WHERE subject = ?").run(subject);
-    else this.db.prepare("INSERT INTO rate_limit_tiers (subject, tier) VALUES (?, ?) ON CONFLICT(subject) DO UPDATE SET tier = excluded.tier").run(subject, tier);
+  async peek(buckets: { bucket: string; limit: Limit }[], now: number): Promise<BucketState[]> {
+    const states: BucketState[] = [];
+    for (const b of buckets) {
+      const u = await this.usage(this.store.db, b.bucket, now, false);
+      states.push({ bucket: b.bucket, limit: b.limit, usedRequests: u.requests, usedTokens: u.tokens, nextFreeAt: u.oldest === null ? now : u.oldest + WINDOW_MS, resetAt: u.newest === null ? now : u.newest + WINDOW_MS });
+    }
+    return states;
   }
 
-  /** What the bucket used in the window ending now (older entries are dropped first). */
-  private usage(bucket: string, now: number): Usage {
-    this.db.prepare("DELETE FROM rate_limit_events WHERE bucket = ? AND at_ms <= ?").run(bucket, now - WINDOW_MS);
-    const row = this.db
-      .prepare("SELECT COALESCE(SUM(requests), 0) AS requests, COALESCE(SUM(tokens), 0) AS tokens, MIN(at_ms) AS oldest, MAX(at_ms) AS newest FROM rate_limit_events WHERE bucket = ?")
-      .get(bucket) as Usage;
-    return row;
+  async tierOf(subject: string): Promise<string | undefined> {
+    const row = await this.store.db.selectFrom("rate_limit_tiers").select("tier").where("subject", "=", subject).executeTakeFirst();
+    return row?.tier;
+  }
+
+  async setTier(subject: string, tier: string | null): Promise<void> {
+    if (tier === null) await this.store.db.deleteFrom("rate_limit_tiers").where("subject", "=", subject).execute();
+    else
+      await this.store.db
+        .insertInto("rate_limit_tiers")
+        .values({ subject, tier })
+        .onConflict((oc) => oc.column("subject").doUpdateSet({ tier }))
+        .execute();
+  }
+
+  /** What the bucket used in the window ending now (inside `take`, older entries are dropped first). */
+  private async usage(db: Sql, bucket: string, now: number, prune = true): Promise<Usage> {
+    if (prune) await db.deleteFrom("rate_limit_events").where("bucket", "=", bucket).where("at_ms", "<=", now - WINDOW_MS).execute();
+    const row = await db
+      .selectFrom("rate_limit_events")
+      .select((eb) => [
+        eb.fn.coalesce(eb.fn.sum<number>("requests"), eb.lit(0)).as("requests"),
+        eb.fn.coalesce(eb.fn.sum<number>("tokens"), eb.lit(0)).as("tokens"),
+        eb.fn.min<number | null>("at_ms").as("oldest"),
+        eb.fn.max<number | null>("at_ms").as("newest"),
+      ])
+      .where("bucket", "=", bucket)
+      .where("at_ms", ">", now - WINDOW_MS)
+      .executeTakeFirstOrThrow();
+    return { requests: Number(row.requests), tokens: Number(row.tokens), oldest: row.oldest === null ? null : Number(row.oldest), newest: row.newest === null ? null : Number(row.newest) };
   }
 
   /** Ms until enough old entries leave the window for `cost` to fit (the cost alone above the limit: a full window). */
-  private waitFor(bucket: string, limit: Limit, cost: { requests: number; tokens: number }, now: number, overRequests: boolean, overTokens: boolean): number {
-    const rows = this.db.prepare("SELECT at_ms, requests, tokens FROM rate_limit_events WHERE bucket = ? ORDER BY at_ms").all(bucket) as { at_ms: number; requests: number; tokens: number }[];
+  private async waitFor(db: Sql, bucket: string, limit: Limit, cost: { requests: number; tokens: number }, now: number, overRequests: boolean, overTokens: boolean): Promise<number> {
+    const rows = await db.selectFrom("rate_limit_events").select(["at_ms", "requests", "tokens"]).where("bucket", "=", bucket).where("at_ms", ">", now - WINDOW_MS).orderBy("at_ms").execute();
     let requests = rows.reduce((n, r) => n + r.requests, 0);
     let tokens = rows.reduce((n, r) => n + r.tokens, 0);
     for (const r of rows) {

@@ -1,8 +1,9 @@
 /**
- * SQLite access for remote models added through the admin API. Secrets arrive and leave
- * sealed; this store never sees an upstream's key.
+ * Remote models added through the admin API, in the store's database. Secrets arrive and
+ * leave sealed; this store never sees an upstream's key.
  */
-import type { Database } from "./database.js";
+import type { RemoteModelsTable } from "./schema.js";
+import type { SqlDatabase } from "./sql-database.js";
 
 export interface RemoteModelRecord {
   id: string;
@@ -16,43 +17,37 @@ export interface RemoteModelRecord {
   createdBy: string;
 }
 
-interface Row {
-  id: string;
-  spec: string;
-  key_provider: string;
-  wrapped_key: Buffer;
-  secrets: Buffer;
-  created_at: number;
-  created_by: string;
-}
-
-const record = (row: Row): RemoteModelRecord => ({ id: row.id, spec: row.spec, keyProvider: row.key_provider, wrappedKey: row.wrapped_key, secrets: row.secrets, createdAt: row.created_at, createdBy: row.created_by });
+const record = (row: RemoteModelsTable): RemoteModelRecord => ({ id: row.id, spec: row.spec, keyProvider: row.key_provider, wrappedKey: row.wrapped_key, secrets: row.secrets, createdAt: row.created_at, createdBy: row.created_by });
 
 export class RemoteModelStore {
-  constructor(private readonly db: Database) {}
+  constructor(private readonly store: SqlDatabase) {}
 
-  insert(r: RemoteModelRecord): void {
-    this.db
-      .prepare("INSERT INTO remote_models (id, spec, key_provider, wrapped_key, secrets, created_at, created_by) VALUES (?, ?, ?, ?, ?, ?, ?)")
-      .run(r.id, r.spec, r.keyProvider, r.wrappedKey, r.secrets, r.createdAt, r.createdBy);
+  async insert(r: RemoteModelRecord): Promise<void> {
+    await this.store.db
+      .insertInto("remote_models")
+      .values({ id: r.id, spec: r.spec, key_provider: r.keyProvider, wrapped_key: r.wrappedKey, secrets: r.secrets, created_at: r.createdAt, created_by: r.createdBy })
+      .execute();
   }
 
-  list(): RemoteModelRecord[] {
-    return (this.db.prepare("SELECT * FROM remote_models ORDER BY created_at, id").all() as Row[]).map(record);
+  async list(): Promise<RemoteModelRecord[]> {
+    const rows = await this.store.db.selectFrom("remote_models").selectAll().orderBy("created_at").orderBy("id").execute();
+    return rows.map(record);
   }
 
-  get(id: string): RemoteModelRecord | undefined {
-    const row = this.db.prepare("SELECT * FROM remote_models WHERE id = ?").get(id) as Row | undefined;
+  async get(id: string): Promise<RemoteModelRecord | undefined> {
+    const row = await this.store.db.selectFrom("remote_models").selectAll().where("id", "=", id).executeTakeFirst();
     return row && record(row);
   }
 
   /** The wrapped data key of a remote model's secrets, for the keyring. */
-  wrappedKey(id: string): Buffer | undefined {
-    return (this.db.prepare("SELECT wrapped_key FROM remote_models WHERE id = ?").get(id) as { wrapped_key: Buffer } | undefined)?.wrapped_key;
+  async wrappedKey(id: string): Promise<Buffer | undefined> {
+    const row = await this.store.db.selectFrom("remote_models").select("wrapped_key").where("id", "=", id).executeTakeFirst();
+    return row?.wrapped_key;
   }
 
   /** True when a row was deleted (its sealed secrets and wrapped key with it). */
-  delete(id: string): boolean {
-    return this.db.prepare("DELETE FROM remote_models WHERE id = ?").run(id).changes > 0;
+  async delete(id: string): Promise<boolean> {
+    const result = await this.store.db.deleteFrom("remote_models").where("id", "=", id).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
   }
 }

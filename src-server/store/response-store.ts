@@ -1,8 +1,8 @@
 /**
- * SQLite access for stored responses (the Responses API's `previous_response_id`).
+ * Stored responses (the Responses API's `previous_response_id`) in the store's database.
  * Bodies arrive and leave sealed; this store never sees plaintext.
  */
-import type { Database } from "./database.js";
+import type { SqlDatabase } from "./sql-database.js";
 
 export interface StoredResponseRecord {
   id: string;
@@ -16,44 +16,43 @@ export interface StoredResponseRecord {
   expiresAt: number | null;
 }
 
-interface Row {
-  id: string;
-  workspace_id: string;
-  key_provider: string;
-  wrapped_key: Buffer;
-  body: Buffer;
-  created_at: number;
-  expires_at: number | null;
-}
-
 export class ResponseStore {
-  constructor(private readonly db: Database) {}
+  constructor(private readonly store: SqlDatabase) {}
 
-  insert(r: StoredResponseRecord): void {
-    this.db
-      .prepare("INSERT INTO responses (id, workspace_id, key_provider, wrapped_key, body, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
-      .run(r.id, r.workspaceId, r.keyProvider, r.wrappedKey, r.body, r.createdAt, r.expiresAt);
+  async insert(r: StoredResponseRecord): Promise<void> {
+    await this.store.db
+      .insertInto("responses")
+      .values({ id: r.id, workspace_id: r.workspaceId, key_provider: r.keyProvider, wrapped_key: r.wrappedKey, body: r.body, created_at: r.createdAt, expires_at: r.expiresAt })
+      .execute();
   }
 
   /** The response if it belongs to the workspace and its retention has not ended. */
-  get(workspaceId: string, id: string, now: number): StoredResponseRecord | undefined {
-    const row = this.db.prepare("SELECT * FROM responses WHERE id = ? AND workspace_id = ? AND (expires_at IS NULL OR expires_at > ?)").get(id, workspaceId, now) as Row | undefined;
+  async get(workspaceId: string, id: string, now: number): Promise<StoredResponseRecord | undefined> {
+    const row = await this.store.db
+      .selectFrom("responses")
+      .selectAll()
+      .where("id", "=", id)
+      .where("workspace_id", "=", workspaceId)
+      .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", now)]))
+      .executeTakeFirst();
     return row && { id: row.id, workspaceId: row.workspace_id, keyProvider: row.key_provider, wrappedKey: row.wrapped_key, body: row.body, createdAt: row.created_at, expiresAt: row.expires_at };
   }
 
   /** The wrapped data key of a response (any workspace), for the keyring. */
-  wrappedKey(id: string): Buffer | undefined {
-    return (this.db.prepare("SELECT wrapped_key FROM responses WHERE id = ?").get(id) as { wrapped_key: Buffer } | undefined)?.wrapped_key;
+  async wrappedKey(id: string): Promise<Buffer | undefined> {
+    const row = await this.store.db.selectFrom("responses").select("wrapped_key").where("id", "=", id).executeTakeFirst();
+    return row?.wrapped_key;
   }
 
   /** True when a row was deleted. */
-  delete(workspaceId: string, id: string): boolean {
-    return this.db.prepare("DELETE FROM responses WHERE id = ? AND workspace_id = ?").run(id, workspaceId).changes > 0;
+  async delete(workspaceId: string, id: string): Promise<boolean> {
+    const result = await this.store.db.deleteFrom("responses").where("id", "=", id).where("workspace_id", "=", workspaceId).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
   }
 
   /** Deletes every response whose retention has ended; returns their ids. */
-  deleteExpired(now: number): string[] {
-    const rows = this.db.prepare("DELETE FROM responses WHERE expires_at IS NOT NULL AND expires_at <= ? RETURNING id").all(now) as { id: string }[];
+  async deleteExpired(now: number): Promise<string[]> {
+    const rows = await this.store.db.deleteFrom("responses").where("expires_at", "is not", null).where("expires_at", "<=", now).returning("id").execute();
     return rows.map((r) => r.id);
   }
 }

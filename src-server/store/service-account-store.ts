@@ -1,7 +1,9 @@
-/** SQLite access for service accounts and used OAuth assertions. Secrets are stored only as their SHA-256. */
+/** Service accounts and used OAuth assertions in the store's database. Secrets are stored only as their SHA-256. */
+import { sql } from "kysely";
 import type { Scope } from "../domain/scopes.js";
-import type { Database } from "./database.js";
-import { readPage, type Page, type PageRequest } from "./pagination.js";
+import { readSqlPage, type Page, type PageRequest } from "./pagination.js";
+import type { ServiceAccountsTable } from "./schema.js";
+import type { SqlDatabase } from "./sql-database.js";
 
 export interface ServiceAccountRecord {
   id: string;
@@ -16,18 +18,7 @@ export interface ServiceAccountRecord {
   lastTokenAt: number | null;
 }
 
-interface Row {
-  id: string;
-  workspace_id: string;
-  name: string;
-  scopes: string;
-  secret_prefix: string | null;
-  secret_sha256: string | null;
-  public_jwk: string | null;
-  disabled_at: number | null;
-  created_at: number;
-  last_token_at: number | null;
-}
+type Row = ServiceAccountsTable;
 
 const toRecord = (r: Row): ServiceAccountRecord => ({
   id: r.id,
@@ -43,50 +34,69 @@ const toRecord = (r: Row): ServiceAccountRecord => ({
 });
 
 export class ServiceAccountStore {
-  constructor(private readonly db: Database) {}
+  constructor(private readonly store: SqlDatabase) {}
 
-  insert(a: ServiceAccountRecord): void {
-    this.db
-      .prepare(
-        `INSERT INTO service_accounts (id, workspace_id, name, scopes, secret_prefix, secret_sha256, public_jwk, disabled_at, created_at, last_token_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(a.id, a.workspaceId, a.name, JSON.stringify(a.scopes), a.secretPrefix, a.secretSha256, a.publicJwk === null ? null : JSON.stringify(a.publicJwk), a.disabledAt, a.createdAt, a.lastTokenAt);
+  async insert(a: ServiceAccountRecord): Promise<void> {
+    await this.store.db
+      .insertInto("service_accounts")
+      .values({
+        id: a.id,
+        workspace_id: a.workspaceId,
+        name: a.name,
+        scopes: JSON.stringify(a.scopes),
+        secret_prefix: a.secretPrefix,
+        secret_sha256: a.secretSha256,
+        public_jwk: a.publicJwk === null ? null : JSON.stringify(a.publicJwk),
+        disabled_at: a.disabledAt,
+        created_at: a.createdAt,
+        last_token_at: a.lastTokenAt,
+      })
+      .execute();
   }
 
-  get(id: string): ServiceAccountRecord | undefined {
-    const row = this.db.prepare<[string], Row>("SELECT * FROM service_accounts WHERE id = ?").get(id);
+  async get(id: string): Promise<ServiceAccountRecord | undefined> {
+    const row = await this.store.db.selectFrom("service_accounts").selectAll().where("id", "=", id).executeTakeFirst();
     return row ? toRecord(row) : undefined;
   }
 
-  list(workspaceId: string, page: PageRequest): Page<ServiceAccountRecord> {
-    const result = readPage<Row>(this.db, { table: "service_accounts", where: "workspace_id = ?", params: [workspaceId] }, page);
+  async list(workspaceId: string, page: PageRequest): Promise<Page<ServiceAccountRecord>> {
+    const result = await readSqlPage<Row>(this.store.db, { table: "service_accounts", where: sql`workspace_id = ${workspaceId}` }, page);
     return { data: result.data.map(toRecord), hasMore: result.hasMore };
   }
 
-  update(id: string, fields: Partial<Pick<ServiceAccountRecord, "name" | "scopes" | "secretPrefix" | "secretSha256" | "publicJwk" | "disabledAt" | "lastTokenAt">>): void {
-    const sets: string[] = [];
-    const params: unknown[] = [];
-    const column = { name: "name", scopes: "scopes", secretPrefix: "secret_prefix", secretSha256: "secret_sha256", publicJwk: "public_jwk", disabledAt: "disabled_at", lastTokenAt: "last_token_at" } as const;
-    for (const [key, value] of Object.entries(fields) as [keyof typeof column, unknown][]) {
-      if (value === undefined) continue;
-      sets.push(`${column[key]} = ?`);
-      params.push(key === "scopes" || (key === "publicJwk" && value !== null) ? JSON.stringify(value) : value);
-    }
-    if (sets.length === 0) return;
-    this.db.prepare(`UPDATE service_accounts SET ${sets.join(", ")} WHERE id = ?`).run(...params, id);
+  async update(id: string, fields: Partial<Pick<ServiceAccountRecord, "name" | "scopes" | "secretPrefix" | "secretSha256" | "publicJwk" | "disabledAt" | "lastTokenAt">>): Promise<void> {
+    const set: Partial<Omit<Row, "id" | "workspace_id" | "created_at">> = {};
+    if (fields.name !== undefined) set.name = fields.name;
+    if (fields.scopes !== undefined) set.scopes = JSON.stringify(fields.scopes);
+    if (fields.secretPrefix !== undefined) set.secret_prefix = fields.secretPrefix;
+    if (fields.secretSha256 !== undefined) set.secret_sha256 = fields.secretSha256;
+    if (fields.publicJwk !== undefined) set.public_jwk = fields.publicJwk === null ? null : JSON.stringify(fields.publicJwk);
+    if (fields.disabledAt !== undefined) set.disabled_at = fields.disabledAt;
+    if (fields.lastTokenAt !== undefined) set.last_token_at = fields.lastTokenAt;
+    if (Object.keys(set).length === 0) return;
+    await this.store.db.updateTable("service_accounts").set(set).where("id", "=", id).execute();
   }
 
-  delete(id: string): void {
-    this.db.prepare("DELETE FROM service_accounts WHERE id = ?").run(id);
+  async delete(id: string): Promise<void> {
+    await this.store.db.deleteFrom("service_accounts").where("id", "=", id).execute();
   }
 
-  /** Records an assertion's `jti`; false when it was already used (a replay). Expired records are dropped first. */
-  useAssertion(clientId: string, jti: string, expiresAt: number, now: number): boolean {
-    return this.db.transaction(() => {
-      this.db.prepare("DELETE FROM oauth_used_assertions WHERE expires_at < ?").run(now);
-      const result = this.db.prepare("INSERT OR IGNORE INTO oauth_used_assertions (jti, client_id, expires_at) VALUES (?, ?, ?)").run(jti, clientId, expiresAt);
-      return result.changes === 1;
-    })();
+  /**
+   * Records an assertion's `jti`; false when it was already used (a replay). Expired records
+   * are dropped first. The insert itself is the test: (client_id, jti) is the primary key,
+   * so of two requests racing with one assertion, on one replica or several, exactly one
+   * inserts the row and the other meets the conflict (Postgres makes it wait for the first
+   * to commit, and inserts after all if the first rolled back).
+   */
+  async useAssertion(clientId: string, jti: string, expiresAt: number, now: number): Promise<boolean> {
+    // Its own statement, not a transaction with the insert: a record is dropped only once its
+    // assertion has expired too, so nothing this deletes could make a replay pass.
+    await this.store.db.deleteFrom("oauth_used_assertions").where("expires_at", "<", now).execute();
+    const result = await this.store.db
+      .insertInto("oauth_used_assertions")
+      .values({ jti, client_id: clientId, expires_at: expiresAt })
+      .onConflict((oc) => oc.columns(["client_id", "jti"]).doNothing())
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
   }
 }

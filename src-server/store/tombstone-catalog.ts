@@ -1,13 +1,18 @@
 /**
- * The tombstone catalogue in the primary database (migration 008): which deletions are
- * under way, retained or being destroyed, with their expiry. Committing a deletion here
- * deletes the primary rows and marks the tombstone retained in one transaction, and
- * only when every row being deleted was copied to cold storage first. Starting a purge
- * destroys wrapped corpus keys in the same transaction that marks tombstones purging.
+ * The tombstone catalogue in the primary database (migration 008; SQLite or Postgres):
+ * which deletions are under way, retained or being destroyed, with their expiry.
+ * Committing a deletion here deletes the primary rows and marks the tombstone retained in
+ * one transaction, and only when every row being deleted was copied to cold storage
+ * first. Starting a purge destroys wrapped corpus keys in the same transaction that marks
+ * tombstones purging; with several replicas, each tombstone is marked purging by exactly
+ * one of them (a conditional update), which destroys and reports it.
  */
-import type { Database } from "./database.js";
-import { readPage, type Page, type PageRequest } from "./pagination.js";
+import { sql, type Selectable } from "kysely";
+import { corpusRowsLock } from "./chunk-store.js";
+import { readSqlPage, type Page, type PageRequest } from "./pagination.js";
+import type { TombstonesTable } from "./schema.js";
 import { reclaimSpace, type ReclaimResult } from "./space-reclaim.js";
+import type { Sql, SqlDatabase } from "./sql-database.js";
 
 export type TombstoneKind = "corpus" | "document";
 /** As stored: `moving`, `retained`, `purging`; `purged` only in results (a destroyed tombstone is no longer stored). */
@@ -39,27 +44,24 @@ export interface CopiedRows {
   chunkIds: ReadonlySet<string>;
 }
 
-interface TombstoneRow {
-  id: string;
-  kind: string;
-  workspace_id: string;
-  corpus_id: string;
-  document_id: string | null;
-  status: string;
-  documents: number;
-  chunks: number;
-  bytes: number;
-  created_at: number;
-  expires_at: number;
+/** What `startPurge` did: the tombstones this call moved to `purging` (its to destroy and report), and the keys it destroyed. */
+export interface PurgeStart {
+  purging: string[];
+  keysDestroyed: string[];
 }
+
+type TombstoneRow = Selectable<TombstonesTable>;
+
+/** Ids read per query when checking that every row of a deletion was copied. */
+const ID_PAGE = 10_000;
 
 const toRecord = (r: TombstoneRow): TombstoneRecord => ({
   id: r.id,
-  kind: r.kind as TombstoneKind,
+  kind: r.kind,
   workspaceId: r.workspace_id,
   corpusId: r.corpus_id,
   documentId: r.document_id,
-  status: r.status as TombstoneStatus,
+  status: r.status,
   documents: r.documents,
   chunks: r.chunks,
   bytes: r.bytes,
@@ -68,34 +70,39 @@ const toRecord = (r: TombstoneRow): TombstoneRecord => ({
 });
 
 export class TombstoneCatalog {
-  constructor(private readonly db: Database) {}
+  constructor(private readonly store: SqlDatabase) {}
 
-  /** Records a deletion about to start (`moving`); the primary rows stay until `commit…`. */
-  begin(t: NewTombstone): void {
-    this.db
-      .prepare("INSERT INTO tombstones (id, kind, workspace_id, corpus_id, document_id, status, created_at, expires_at) VALUES (?, ?, ?, ?, ?, 'moving', ?, ?)")
-      .run(t.id, t.kind, t.workspaceId, t.corpusId, t.documentId, t.deletedAt, t.expiresAt);
+  /** Records a deletion about to start (`moving`); the primary rows stay until `commit…`. A tombstone already recorded is left as it is. */
+  async begin(t: NewTombstone): Promise<void> {
+    await this.store.db
+      .insertInto("tombstones")
+      .values({ id: t.id, kind: t.kind, workspace_id: t.workspaceId, corpus_id: t.corpusId, document_id: t.documentId, status: "moving", created_at: t.deletedAt, expires_at: t.expiresAt })
+      .onConflict((oc) => oc.column("id").doNothing())
+      .execute();
   }
 
-  get(id: string): TombstoneRecord | undefined {
-    const row = this.db.prepare("SELECT * FROM tombstones WHERE id = ?").get(id) as TombstoneRow | undefined;
+  async get(id: string): Promise<TombstoneRecord | undefined> {
+    const row = await this.store.db.selectFrom("tombstones").selectAll().where("id", "=", id).executeTakeFirst();
     return row && toRecord(row);
   }
 
   /** One page, newest deletions first by default; `workspaceId` null = every workspace. */
-  list(workspaceId: string | null, page: PageRequest): Page<TombstoneRecord> {
-    const where = workspaceId === null ? { where: "1 = 1", params: [] } : { where: "workspace_id = ?", params: [workspaceId] };
-    const result = readPage<TombstoneRow>(this.db, { table: "tombstones", ...where }, page);
+  async list(workspaceId: string | null, page: PageRequest): Promise<Page<TombstoneRecord>> {
+    const where = workspaceId === null ? sql`1 = 1` : sql`workspace_id = ${workspaceId}`;
+    const result = await readSqlPage<TombstoneRow>(this.store.db, { table: "tombstones", where }, page);
     return { data: result.data.map(toRecord), hasMore: result.hasMore };
   }
 
-  withStatus(status: TombstoneStatus): TombstoneRecord[] {
-    return (this.db.prepare("SELECT * FROM tombstones WHERE status = ? ORDER BY created_at, id").all(status) as TombstoneRow[]).map(toRecord);
+  async withStatus(status: TombstoneStatus): Promise<TombstoneRecord[]> {
+    if (status === "purged") return [];
+    const rows = await this.store.db.selectFrom("tombstones").selectAll().where("status", "=", status).orderBy("created_at").orderBy("id").execute();
+    return rows.map(toRecord);
   }
 
   /** Retained tombstones whose window ended at `now` (Unix seconds) or before. */
-  expired(now: number): TombstoneRecord[] {
-    return (this.db.prepare("SELECT * FROM tombstones WHERE status = 'retained' AND expires_at <= ? ORDER BY expires_at, id").all(now) as TombstoneRow[]).map(toRecord);
+  async expired(now: number): Promise<TombstoneRecord[]> {
+    const rows = await this.store.db.selectFrom("tombstones").selectAll().where("status", "=", "retained").where("expires_at", "<=", now).orderBy("expires_at").orderBy("id").execute();
+    return rows.map(toRecord);
   }
 
   /**
@@ -103,70 +110,112 @@ export class TombstoneCatalog {
    * `destroyKeyAfter`, and marks the tombstone retained, in one transaction. Returns false,
    * changing nothing, when the corpus holds a document or chunk that was not copied.
    */
-  commitCorpusDeletion(id: string, copied: CopiedRows, counts: TombstoneCounts, destroyKeyAfter: number): boolean {
-    return this.db.transaction(() => {
-      if (!this.allCopied("SELECT id FROM documents WHERE corpus_id = ?", id, copied.documentIds)) return false;
-      if (!this.allCopied("SELECT id FROM chunks WHERE corpus_id = ?", id, copied.chunkIds)) return false;
-      this.db.prepare("DELETE FROM corpora WHERE id = ?").run(id);
-      this.db.prepare("UPDATE corpus_keys SET destroy_after = ? WHERE corpus_id = ?").run(destroyKeyAfter, id);
-      this.markRetained(id, counts);
+  commitCorpusDeletion(id: string, copied: CopiedRows, counts: TombstoneCounts, destroyKeyAfter: number): Promise<boolean> {
+    return this.store.transaction(async (tx) => {
+      // No chunk is committed to the corpus between the check and the delete (another replica's indexer).
+      await this.store.lock(tx, [corpusRowsLock(id)]);
+      if (!(await allCopied(tx, "documents", "corpus_id", id, copied.documentIds))) return false;
+      if (!(await allCopied(tx, "chunks", "corpus_id", id, copied.chunkIds))) return false;
+      await tx.deleteFrom("corpora").where("id", "=", id).execute();
+      await tx.updateTable("corpus_keys").set({ destroy_after: destroyKeyAfter }).where("corpus_id", "=", id).execute();
+      await markRetained(tx, id, counts);
       return true;
-    })();
+    });
   }
 
-  /** As `commitCorpusDeletion`, for one document and its chunks. */
-  commitDocumentDeletion(id: string, copied: CopiedRows, counts: TombstoneCounts): boolean {
-    return this.db.transaction(() => {
-      if (!this.allCopied("SELECT id FROM chunks WHERE document_id = ?", id, copied.chunkIds)) return false;
-      this.db.prepare("DELETE FROM documents WHERE id = ?").run(id);
-      this.markRetained(id, counts);
+  /** As `commitCorpusDeletion`, for one document (of corpus `corpusId`) and its chunks. */
+  commitDocumentDeletion(id: string, corpusId: string, copied: CopiedRows, counts: TombstoneCounts): Promise<boolean> {
+    return this.store.transaction(async (tx) => {
+      await this.store.lock(tx, [corpusRowsLock(corpusId)]);
+      if (!(await allCopied(tx, "chunks", "document_id", id, copied.chunkIds))) return false;
+      await tx.deleteFrom("documents").where("id", "=", id).execute();
+      await markRetained(tx, id, counts);
       return true;
-    })();
+    });
   }
 
   /** Marks a tombstone retained (its primary rows are gone) with what it holds. */
-  markRetained(id: string, counts: TombstoneCounts): void {
-    this.db.prepare("UPDATE tombstones SET status = 'retained', documents = ?, chunks = ?, bytes = ? WHERE id = ?").run(counts.documents, counts.chunks, counts.bytes, id);
+  async markRetained(id: string, counts: TombstoneCounts): Promise<void> {
+    await markRetained(this.store.db, id, counts);
   }
 
   /**
    * Marks the given tombstones purging and, in the same transaction, destroys the wrapped
    * key of every deleted corpus that no retained or moving tombstone needs any more and
    * whose key was due (`destroy_after <= now`; keys of corpora deleted before tombstones
-   * existed are covered too). Returns the corpus ids whose keys were destroyed.
+   * existed are covered too). Each tombstone moves from `retained` to `purging` by a
+   * conditional update: only the call whose update changed it gets it in `purging` (with
+   * several replicas purging at once, each tombstone goes to one of them), and each key is
+   * reported by the call whose delete removed it.
    */
-  startPurge(ids: readonly string[], now: number): string[] {
-    return this.db.transaction(() => {
-      const mark = this.db.prepare("UPDATE tombstones SET status = 'purging' WHERE id = ? AND status = 'retained'");
-      for (const id of ids) mark.run(id);
-      const due = this.db
-        .prepare(
-          `SELECT k.corpus_id FROM corpus_keys k
-           WHERE k.destroy_after IS NOT NULL AND k.destroy_after <= ?
-             AND NOT EXISTS (SELECT 1 FROM corpora c WHERE c.id = k.corpus_id)
-             AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.corpus_id = k.corpus_id AND t.status IN ('moving', 'retained'))
-           ORDER BY k.corpus_id`,
+  startPurge(ids: readonly string[], now: number): Promise<PurgeStart> {
+    return this.store.transaction(async (tx) => {
+      const purging: string[] = [];
+      for (const id of ids) {
+        const marked = await tx.updateTable("tombstones").set({ status: "purging" }).where("id", "=", id).where("status", "=", "retained").executeTakeFirst();
+        if (Number(marked.numUpdatedRows) === 1) purging.push(id);
+      }
+      const destroyed = await tx
+        .deleteFrom("corpus_keys")
+        .where("destroy_after", "is not", null)
+        .where("destroy_after", "<=", now)
+        .where((eb) => eb.not(eb.exists(eb.selectFrom("corpora").select(sql.lit(1).as("one")).whereRef("corpora.id", "=", "corpus_keys.corpus_id"))))
+        .where((eb) =>
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom("tombstones")
+                .select(sql.lit(1).as("one"))
+                .whereRef("tombstones.corpus_id", "=", "corpus_keys.corpus_id")
+                .where("tombstones.status", "in", ["moving", "retained"]),
+            ),
+          ),
         )
-        .pluck()
-        .all(now) as string[];
-      const destroy = this.db.prepare("DELETE FROM corpus_keys WHERE corpus_id = ?");
-      for (const corpusId of due) destroy.run(corpusId);
-      return due;
-    })();
+        .returning("corpus_id")
+        .execute();
+      const keysDestroyed = destroyed.map((r) => r.corpus_id).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      return { purging, keysDestroyed };
+    });
   }
 
-  /** Forgets a tombstone whose cold contents were destroyed. */
-  remove(id: string): void {
-    this.db.prepare("DELETE FROM tombstones WHERE id = ?").run(id);
+  /** Forgets a tombstone whose cold contents were destroyed; false when it was no longer there (forgotten by another purge). */
+  async remove(id: string): Promise<boolean> {
+    const result = await this.store.db.deleteFrom("tombstones").where("id", "=", id).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
   }
 
-  /** Frees the primary database's deleted pages and empties its log (see space-reclaim.ts). */
-  reclaimSpace(): ReclaimResult {
-    return reclaimSpace(this.db);
+  /**
+   * Frees the primary database's deleted pages and empties its log (see space-reclaim.ts).
+   * SQLite only: the pragmas run on its connection while no other query or transaction
+   * holds it. Postgres has no equivalent to run from here (its autovacuum reclaims dead
+   * rows, its checkpoints recycle the log): nothing is done there.
+   */
+  async reclaimSpace(): Promise<ReclaimResult> {
+    const raw = this.store.sqlite;
+    if (this.store.dialect !== "sqlite" || !raw) return { freedPages: 0, walTruncated: false };
+    return this.store.db.connection().execute(() => Promise.resolve(reclaimSpace(raw)));
   }
+}
 
-  private allCopied(sql: string, id: string, copied: ReadonlySet<string>): boolean {
-    for (const rowId of this.db.prepare(sql).pluck().iterate(id) as IterableIterator<string>) if (!copied.has(rowId)) return false;
-    return true;
+/** Marks a tombstone retained, through `db` (the store or a transaction). */
+async function markRetained(db: Sql, id: string, counts: TombstoneCounts): Promise<void> {
+  await db.updateTable("tombstones").set({ status: "retained", documents: counts.documents, chunks: counts.chunks, bytes: counts.bytes }).where("id", "=", id).execute();
+}
+
+/** Whether every id of `table` whose `column` is `value` is in `copied` (read in pages by id, in the transaction `tx`). */
+async function allCopied(tx: Sql, table: "documents" | "chunks", column: "corpus_id" | "document_id", value: string, copied: ReadonlySet<string>): Promise<boolean> {
+  let after = "";
+  for (;;) {
+    const rows = await tx
+      .selectFrom(table)
+      .select("id")
+      .where(column as "corpus_id", "=", value)
+      .where("id", ">", after)
+      .orderBy("id")
+      .limit(ID_PAGE)
+      .execute();
+    for (const row of rows) if (!copied.has(row.id)) return false;
+    if (rows.length < ID_PAGE) return true;
+    after = rows.at(-1)!.id;
   }
 }

@@ -57,7 +57,7 @@ describe("the governance screens in Chromium", () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: "light", acceptDownloads: true });
     page = await context.newPage();
     page.on("pageerror", (error) => assert.fail(`page error: ${error.message}`));
-    await page.goto(t.server.signInLink()!);
+    await page.goto((await t.server.signInLink())!);
     await page.getByRole("link", { name: "Keys & connection", exact: true }).waitFor();
     // Activity to audit: the session embeds twice; the admin key creates a corpus; a bad key is refused.
     assert.equal(await embedFromPage("Laporan banjir Kelantan 2022"), 200);

@@ -55,7 +55,7 @@ async function openModels(browser: Browser, t: TestServer): Promise<Page> {
   page.on("pageerror", (error) => {
     throw new Error(`page error: ${error.message}`);
   });
-  await page.goto(t.server.signInLink()!);
+  await page.goto((await t.server.signInLink())!);
   await page.getByRole("link", { name: "Models" }).click();
   await page.getByRole("heading", { name: "Models", level: 1 }).waitFor();
   return page;

@@ -41,7 +41,7 @@ describe("the workbench with a remote chat model", () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: "light" });
     page = await context.newPage();
     page.on("pageerror", (error) => assert.fail(`page error: ${error.message}`));
-    await page.goto(t.server.signInLink()!);
+    await page.goto((await t.server.signInLink())!);
     await page.getByRole("textbox", { name: /Message|Question/ }).waitFor();
     await capAnswers(page);
   });

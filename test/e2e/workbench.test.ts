@@ -77,7 +77,7 @@ describe("the workbench in Chromium", () => {
     await context.addInitScript(TIMING_PROBE);
     page = await context.newPage();
     page.on("pageerror", (error) => assert.fail(`page error: ${error.message}`));
-    await page.goto(t.server.signInLink()!);
+    await page.goto((await t.server.signInLink())!);
     await page.getByRole("textbox", { name: /Message|Question/ }).waitFor();
     startToInteractiveMs = performance.now() - started;
     await capAnswers(page);

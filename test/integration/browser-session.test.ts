@@ -73,7 +73,7 @@ describe("browser mode and sessions", () => {
   });
 
   it("signs in with the link's token into an HttpOnly, SameSite=Strict session that acts as the workspace's owner", async () => {
-    const link = t.server.signInLink();
+    const link = (await t.server.signInLink());
     assert.ok(link?.startsWith(`${t.url}/#signin=psi-`), "the token rides in the fragment");
     const bad = await signIn("psi-not-a-real-token");
     assert.equal(bad.status, 401);
@@ -107,7 +107,7 @@ describe("browser mode and sessions", () => {
   });
 
   it("refuses the session to a page of another origin, with or without the workbench's header", async () => {
-    const setCookie = (await signIn(tokenOf(t.server.signInLink()))).headers.get("set-cookie")!;
+    const setCookie = (await signIn(tokenOf((await t.server.signInLink())))).headers.get("set-cookie")!;
     const cookie = setCookie.split(";")[0]!;
     const attempts: Record<string, string>[] = [
       { origin: "http://evil.example" },
@@ -121,7 +121,7 @@ describe("browser mode and sessions", () => {
       assert.equal(((await res.json()) as any).error.code, "cross_origin_request");
     }
     // Signing in from another origin (login CSRF) is refused too.
-    const foreign = await signIn(tokenOf(t.server.signInLink()), { origin: "http://evil.example" });
+    const foreign = await signIn(tokenOf((await t.server.signInLink())), { origin: "http://evil.example" });
     assert.equal(foreign.status, 403);
     // The server grants no CORS: a browser would not even let a foreign page read answers.
     const preflight = await fetch(`${t.url}/v1/me`, { method: "OPTIONS", headers: { origin: "http://evil.example", "access-control-request-method": "GET", "access-control-request-headers": "x-pustaka-csrf" } });
@@ -129,9 +129,9 @@ describe("browser mode and sessions", () => {
   });
 
   it("signs out, keeps sessions across a restart, and leaves API keys working", async () => {
-    const setCookie = (await signIn(tokenOf(t.server.signInLink()))).headers.get("set-cookie")!;
+    const setCookie = (await signIn(tokenOf((await t.server.signInLink())))).headers.get("set-cookie")!;
     const cookie = setCookie.split(";")[0]!;
-    const staying = (await signIn(tokenOf(t.server.signInLink()))).headers.get("set-cookie")!.split(";")[0]!;
+    const staying = (await signIn(tokenOf((await t.server.signInLink())))).headers.get("set-cookie")!.split(";")[0]!;
     const out = await fetch(`${t.url}/v1/session`, { method: "DELETE", headers: withCookie(cookie) });
     assert.equal(out.status, 200);
     assert.match(out.headers.get("set-cookie") ?? "", /Max-Age=0/);
@@ -139,7 +139,7 @@ describe("browser mode and sessions", () => {
     assert.equal(after.status, 401);
     assert.equal(((await after.json()) as any).error.code, "invalid_session");
 
-    const oldLink = t.server.signInLink();
+    const oldLink = (await t.server.signInLink());
     await t.close();
     t = await startTestServer({ bindings: { tiny: tinyModel("stories260K") }, rendererDir: ui, dataDir, logStream });
     assert.equal((await fetch(`${t.url}/v1/me`, { headers: withCookie(staying) })).status, 200, "a session outlives a restart");

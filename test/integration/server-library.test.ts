@@ -40,7 +40,7 @@ describe("the server as a library", () => {
     const server = await createServer(config, { version: "9.9.9-test", logger: pino({ level: "silent" }) });
     assert.equal(server.url, undefined, "nothing listens until listen()");
     assert.ok(server.generatedAdminKey?.startsWith("psk-"));
-    assert.equal(server.signInLink(), null, "no workbench, no sign-in link");
+    assert.equal((await server.signInLink()), null, "no workbench, no sign-in link");
     const url = await server.listen();
     assert.equal(await server.listen(), url, "listen is idempotent");
     const health = (await (await fetch(`${url}/healthz`)).json()) as { version: string };

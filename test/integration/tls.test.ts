@@ -95,7 +95,7 @@ describe("TLS and serving beyond loopback", () => {
   });
 
   it("marks the session cookie Secure under TLS", async () => {
-    const token = t.server.services.sessions.issueSignInToken();
+    const token = await t.server.services.sessions.issueSignInToken();
     const res = await request(`${t.url}/v1/session`, ca, {
       method: "POST",
       headers: { "content-type": "application/json", "x-pustaka-csrf": "1", origin: t.url },

@@ -17,6 +17,7 @@ import { CorpusKeyring } from "../../src-server/security/corpus-keyring.js";
 import { DataKeyGoneError } from "../../src-server/security/data-keyring.js";
 import { LocalKeyFileProvider } from "../../src-server/security/local-key-file-provider.js";
 import { CorpusStore } from "../../src-server/store/corpus-store.js";
+import { openSqlDatabase } from "../../src-server/store/sql-database.js";
 import { testModel } from "../helpers/models.js";
 import { upload, waitForStatus } from "../helpers/rag.js";
 import { startTestServer, type TestServer } from "../helpers/test-server.js";
@@ -161,12 +162,12 @@ describe("deletion, tombstones and retention", () => {
     assert.equal(audited.find((e: any) => e.data.tombstone_id === corpus.id).data.key_destroyed, true);
 
     // Nothing can unwrap it any more: the keyring, with the server's own KEK, says so.
-    const db = new BetterSqlite3(path.join(t.dataDir, "pustaka.db"), { readonly: true });
+    const store = await openSqlDatabase({ kind: "sqlite", dataDir: t.dataDir });
     try {
-      const keyring = new CorpusKeyring(new LocalKeyFileProvider(path.join(t.dataDir, "keys", "kek.bin")), new CorpusStore(db));
+      const keyring = new CorpusKeyring(new LocalKeyFileProvider(path.join(t.dataDir, "keys", "kek.bin")), new CorpusStore(store));
       await assert.rejects(keyring.cipher(corpus.id), (e: unknown) => e instanceof DataKeyGoneError && /is gone .*cannot be decrypted/.test(e.message));
     } finally {
-      db.close();
+      await store.close();
     }
   });
 
@@ -185,7 +186,7 @@ describe("deletion, tombstones and retention", () => {
       const corpus = await readyCorpus(server, 30, ["clinics"]);
       const sealed = sealedChunks(dataDir, corpus.id);
       const marker = sealed[0]!.content.subarray(0, 40);
-      const record = server.server.services.corpora.get({ workspaceId: "ws_default", keyId: "key_test", keyName: "test", scopes: new Set(["rag.read"]) }, corpus.id);
+      const record = await server.server.services.corpora.get({ workspaceId: "ws_default", keyId: "key_test", keyName: "test", scopes: new Set(["rag.read"]) }, corpus.id);
       // The first half of a deletion, then the process stops.
       await server.server.services.tombstones.copyCorpus(record);
       assert.equal((await server.call("GET", "/v1/admin/tombstones")).json.data[0].status, "deleting");

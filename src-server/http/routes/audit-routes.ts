@@ -9,9 +9,9 @@ import { AuditEventsQuerySchema, AuditExportQuerySchema, AuditVerifyQuerySchema,
 
 export function auditRoutes(audit: AuditService): Router {
   const router = Router();
-  router.get("/v1/audit/events", doc({ summary: "Audit events, newest first, filtered", tag: "Audit", query: AuditEventsQuerySchema }), (req, res) => {
+  router.get("/v1/audit/events", doc({ summary: "Audit events, newest first, filtered", tag: "Audit", query: AuditEventsQuerySchema }), async (req, res) => {
     const q = parseWith(AuditEventsQuerySchema, req.query, "query string");
-    const page = audit.list(principalOf(res.locals), { chain: q.chain, type: q.type, actor: q.actor, outcome: q.outcome, requestId: q.request_id, sinceMs: q.since, untilMs: q.until, limit: q.limit, order: q.order, after: q.after });
+    const page = await audit.list(principalOf(res.locals), { chain: q.chain, type: q.type, actor: q.actor, outcome: q.outcome, requestId: q.request_id, sinceMs: q.since, untilMs: q.until, limit: q.limit, order: q.order, after: q.after });
     res.json(listObject(page.data, page.hasMore));
   });
   router.get("/v1/audit/export", doc({ summary: "Export the audit log (JSON lines or CSV) with a signed manifest", tag: "Audit", query: AuditExportQuerySchema, response: { contentType: "application/x-ndjson" } }), async (req, res) => {

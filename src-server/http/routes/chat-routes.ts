@@ -18,7 +18,7 @@ import type { Trail } from "../audit-trail.js";
  * cut short), with the prompt's tokens when the end says them (a remote model's upstream
  * counts them; admission used an estimate).
  */
-export async function* metered(events: AsyncIterable<ChatEvent>, onEnd: (completionTokens: number, promptTokens: number | undefined) => void, onFirstText?: () => void): AsyncGenerator<ChatEvent, void, undefined> {
+export async function* metered(events: AsyncIterable<ChatEvent>, onEnd: (completionTokens: number, promptTokens: number | undefined) => void | Promise<void>, onFirstText?: () => void): AsyncGenerator<ChatEvent, void, undefined> {
   let completionTokens = 0;
   let promptTokens: number | undefined;
   let first = true;
@@ -34,7 +34,7 @@ export async function* metered(events: AsyncIterable<ChatEvent>, onEnd: (complet
       yield event;
     }
   } finally {
-    onEnd(completionTokens, promptTokens);
+    await onEnd(completionTokens, promptTokens);
   }
 }
 
@@ -44,7 +44,7 @@ export async function begin(run: ChatRun, admission: Admission | undefined): Pro
   try {
     await run.ready();
   } catch (error) {
-    admission?.settle(0);
+    await admission?.settle(0);
     throw error;
   }
 }
@@ -63,7 +63,7 @@ export function chatRoutes(chat: ChatService, costly: RequestHandler, trail: Tra
     Object.assign(facts, { model: started.model, prompt_tokens: promptTokens, completion_tokens: 0 });
     // Reserve the most this run can use before it generates anything; settle to the real count.
     try {
-      res.locals.admission?.reserve(promptTokens + (input.maxTokens ?? contextSize - promptTokens));
+      await res.locals.admission?.reserve(promptTokens + (input.maxTokens ?? contextSize - promptTokens));
     } catch (error) {
       await started.run.events.return();
       throw error;
@@ -74,7 +74,7 @@ export function chatRoutes(chat: ChatService, costly: RequestHandler, trail: Tra
       (completion, counted) => {
         facts.completion_tokens = completion;
         facts.prompt_tokens = counted ?? promptTokens;
-        res.locals.admission?.settle((counted ?? promptTokens) + completion);
+        return res.locals.admission?.settle((counted ?? promptTokens) + completion);
       },
       () => (res.locals.firstTokenAt ??= performance.now()),
     );

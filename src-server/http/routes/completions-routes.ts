@@ -38,7 +38,7 @@ export function completionsRoutes(chat: ChatService, costly: RequestHandler, tra
       const { promptTokens, contextSize } = started.run;
       Object.assign(facts, { model: started.model });
       try {
-        locals.admission?.reserve(promptTokens + (input.maxTokens ?? contextSize - promptTokens));
+        await locals.admission?.reserve(promptTokens + (input.maxTokens ?? contextSize - promptTokens));
       } catch (error) {
         await started.run.events.return();
         throw error;
@@ -79,7 +79,7 @@ export function completionsRoutes(chat: ChatService, costly: RequestHandler, tra
         }
         res.json(textCompletionObject(meta, choices, usage));
       } finally {
-        settle();
+        await settle();
       }
       return;
     }
@@ -93,7 +93,7 @@ export function completionsRoutes(chat: ChatService, costly: RequestHandler, tra
           yield { index, echo: echo ? started.run.promptText : null, events: started.run.events };
         }
       } finally {
-        settle();
+        await settle();
       }
     }
     await pipeSse(res, completionChunks(meta, choices(), body.stream_options?.include_usage === true, () => usage), {

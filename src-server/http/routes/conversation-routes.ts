@@ -28,7 +28,7 @@ export function conversationRoutes(conversations: ConversationService, corpora: 
     const body = jsonBody(req, CreateConversationSchema);
     const principal = principalOf(res.locals);
     // The corpus must be one the caller can see.
-    if (body.corpus_id) corpora.record(principal, body.corpus_id);
+    if (body.corpus_id) await corpora.record(principal, body.corpus_id);
     res.status(201).json(conversationObject(await conversations.create(principal, { title: body.title, corpusId: body.corpus_id })));
   });
   router.get("/v1/conversations", doc({ summary: "List conversations", tag: "Conversations", query: ListQuerySchema }), scope, async (req, res) => {
@@ -43,8 +43,8 @@ export function conversationRoutes(conversations: ConversationService, corpora: 
     const body = jsonBody(req, PatchConversationSchema);
     res.json(conversationObject(await conversations.rename(principalOf(res.locals), id(req), body.title)));
   });
-  router.delete("/v1/conversations/:conversationId", doc({ summary: "Delete a conversation", tag: "Conversations" }), scope, (req, res) => {
-    conversations.delete(principalOf(res.locals), id(req));
+  router.delete("/v1/conversations/:conversationId", doc({ summary: "Delete a conversation", tag: "Conversations" }), scope, async (req, res) => {
+    await conversations.delete(principalOf(res.locals), id(req));
     res.json(conversationDeletedObject(id(req)));
   });
   router.post("/v1/conversations/:conversationId/messages", doc({ summary: "Append messages to a conversation", tag: "Conversations", body: AppendMessagesSchema }), scope, async (req, res) => {
@@ -63,7 +63,7 @@ export function conversationRoutes(conversations: ConversationService, corpora: 
     let corpusName: string | null = null;
     if (c.corpusId) {
       try {
-        corpusName = corpora.record(principal, c.corpusId).name;
+        corpusName = (await corpora.record(principal, c.corpusId)).name;
       } catch {
         corpusName = null;
       }

@@ -64,16 +64,16 @@ export function corporaRoutes({ corpora, documents, events, upload, costly, trai
     Object.assign(res.locals.audit?.data ?? {}, { corpus_id: corpus.id, embedding_model: corpus.embeddingModel, retention_days: corpus.retentionDays });
     res.status(201).json(corpusObject(corpus));
   });
-  router.get("/v1/rag/corpora", doc({ summary: "List corpora", tag: "Corpora", query: ListQuerySchema }), read, (req, res) => {
-    const result = corpora.list(principalOf(res.locals), page(req.query));
+  router.get("/v1/rag/corpora", doc({ summary: "List corpora", tag: "Corpora", query: ListQuerySchema }), read, async (req, res) => {
+    const result = await corpora.list(principalOf(res.locals), page(req.query));
     res.json(listObject(result.data.map(corpusObject), result.hasMore));
   });
-  router.get("/v1/rag/corpora/:corpusId", doc({ summary: "One corpus with its indexing status and counts", tag: "Corpora" }), read, (req, res) => {
-    res.json(corpusObject(corpora.get(principalOf(res.locals), routeParam(req, "corpusId"))));
+  router.get("/v1/rag/corpora/:corpusId", doc({ summary: "One corpus with its indexing status and counts", tag: "Corpora" }), read, async (req, res) => {
+    res.json(corpusObject(await corpora.get(principalOf(res.locals), routeParam(req, "corpusId"))));
   });
-  router.patch("/v1/rag/corpora/:corpusId", doc({ summary: "Rename a corpus, change its retention, metadata, reranker or search settings", tag: "Corpora", body: PatchCorpusSchema }), write, (req, res) => {
+  router.patch("/v1/rag/corpora/:corpusId", doc({ summary: "Rename a corpus, change its retention, metadata, reranker or search settings", tag: "Corpora", body: PatchCorpusSchema }), write, async (req, res) => {
     const body = jsonBody(req, PatchCorpusSchema);
-    res.json(corpusObject(corpora.update(principalOf(res.locals), routeParam(req, "corpusId"), { name: body.name, retentionDays: body.retention_days, metadata: body.metadata, rerankModel: body.rerank_model, searchDefaults: searchDefaultsOf(body.search_defaults) })));
+    res.json(corpusObject(await corpora.update(principalOf(res.locals), routeParam(req, "corpusId"), { name: body.name, retentionDays: body.retention_days, metadata: body.metadata, rerankModel: body.rerank_model, searchDefaults: searchDefaultsOf(body.search_defaults) })));
   });
   router.delete("/v1/rag/corpora/:corpusId", doc({ summary: "Delete a corpus (irreversible; tombstones until its retention ends)", tag: "Corpora" }), trail("corpus.delete", { params: ["corpusId"] }), write, async (req, res) => {
     const deleted = await corpora.delete(principalOf(res.locals), routeParam(req, "corpusId"));
@@ -81,7 +81,7 @@ export function corporaRoutes({ corpora, documents, events, upload, costly, trai
   });
 
   router.post("/v1/rag/corpora/:corpusId/documents", doc({ summary: "Upload documents (PDF, DOCX, TXT, MD, HTML) for indexing", tag: "Corpora", multipart: { file: "1–100 files", metadata: "JSON object applied to every file" }, response: { status: 202 } }), trail("document.upload", { params: ["corpusId"] }), write, costly, async (req, res) => {
-    const corpus = corpora.record(principalOf(res.locals), routeParam(req, "corpusId"));
+    const corpus = await corpora.record(principalOf(res.locals), routeParam(req, "corpusId"));
     const received = await receiveUpload(req, corpus.id, documents, upload);
     let metadata: Record<string, unknown> = {};
     try {
@@ -120,13 +120,13 @@ export function corporaRoutes({ corpora, documents, events, upload, costly, trai
     }
     res.status(202).json(uploadObject(corpus.id, accepted, allRejected));
   });
-  router.get("/v1/rag/corpora/:corpusId/documents", doc({ summary: "List a corpus's documents", tag: "Corpora", query: DocumentListQuerySchema }), read, (req, res) => {
+  router.get("/v1/rag/corpora/:corpusId/documents", doc({ summary: "List a corpus's documents", tag: "Corpora", query: DocumentListQuerySchema }), read, async (req, res) => {
     const query = parseWith(DocumentListQuerySchema, req.query, "query string");
-    const result = documents.list(principalOf(res.locals), routeParam(req, "corpusId"), toPageRequest(query), query.status);
+    const result = await documents.list(principalOf(res.locals), routeParam(req, "corpusId"), toPageRequest(query), query.status);
     res.json(listObject(result.data.map(documentObject), result.hasMore));
   });
-  router.get("/v1/rag/corpora/:corpusId/documents/:documentId", doc({ summary: "One document with its status", tag: "Corpora" }), read, (req, res) => {
-    res.json(documentObject(documents.get(principalOf(res.locals), routeParam(req, "corpusId"), routeParam(req, "documentId"))));
+  router.get("/v1/rag/corpora/:corpusId/documents/:documentId", doc({ summary: "One document with its status", tag: "Corpora" }), read, async (req, res) => {
+    res.json(documentObject(await documents.get(principalOf(res.locals), routeParam(req, "corpusId"), routeParam(req, "documentId"))));
   });
   router.delete("/v1/rag/corpora/:corpusId/documents/:documentId", doc({ summary: "Delete a document", tag: "Corpora" }), trail("document.delete", { params: ["corpusId", "documentId"] }), write, async (req, res) => {
     const tombstone = await documents.delete(principalOf(res.locals), routeParam(req, "corpusId"), routeParam(req, "documentId"));
@@ -142,7 +142,7 @@ export function corporaRoutes({ corpora, documents, events, upload, costly, trai
   router.get("/v1/rag/corpora/:corpusId/events", doc({ summary: "Indexing progress as server-sent events", tag: "Corpora", query: CorpusEventsQuerySchema, response: { contentType: "text/event-stream" } }), read, async (req, res) => {
     const { until } = parseWith(CorpusEventsQuerySchema, req.query, "query string");
     const principal = principalOf(res.locals);
-    const corpus = corpora.get(principal, routeParam(req, "corpusId"));
+    const corpus = await corpora.get(principal, routeParam(req, "corpusId"));
     const sse = new SseWriter(res);
     const send = (event: Api.CorpusEvent) => sse.sendEvent(event.object, event);
     // An empty corpus is waited on (its documents are still to come); a failed one is settled too.
@@ -156,7 +156,7 @@ export function corporaRoutes({ corpora, documents, events, upload, costly, trai
       sse.end();
     };
     const snapshot = async (): Promise<void> => {
-      const current = corpora.get(principal, corpus.id);
+      const current = await corpora.get(principal, corpus.id);
       await send(corpusSnapshotEvent(current));
       if (until === "ready" && settled(current)) await finish(current.status === "ready" ? "ready" : "failed");
     };

@@ -16,9 +16,9 @@ export function embeddingsRoutes(embeddings: EmbeddingsService, costly: RequestH
     const facts = res.locals.audit?.data ?? {};
     facts.inputs = inputs.length;
     // The inputs' tokens are reserved before embedding, with the model's own tokenizer.
-    res.locals.admission?.reserve(await embeddings.countTokens(body.model, inputs));
+    await res.locals.admission?.reserve(await embeddings.countTokens(body.model, inputs));
     const result = await embeddings.embed(body.model, inputs, res.locals.signal, body.dimensions);
-    res.locals.admission?.settle(result.promptTokens);
+    await res.locals.admission?.settle(result.promptTokens);
     Object.assign(facts, { model: result.model, prompt_tokens: result.promptTokens });
     res.json(embeddingsObject(result.model, result.vectors, body.encoding_format, result.promptTokens));
   });

@@ -27,7 +27,7 @@ export function messagesRoutes(chat: ChatService, costly: RequestHandler, trail:
     const { promptTokens } = started.run;
     Object.assign(facts, { model: started.model, prompt_tokens: promptTokens, completion_tokens: 0 });
     try {
-      res.locals.admission?.reserve(promptTokens + body.max_tokens);
+      await res.locals.admission?.reserve(promptTokens + body.max_tokens);
     } catch (error) {
       await started.run.events.return();
       throw error;
@@ -44,7 +44,7 @@ export function messagesRoutes(chat: ChatService, costly: RequestHandler, trail:
       (completion, counted) => {
         facts.completion_tokens = completion;
         facts.prompt_tokens = counted ?? promptTokens;
-        res.locals.admission?.settle((counted ?? promptTokens) + completion);
+        return res.locals.admission?.settle((counted ?? promptTokens) + completion);
       },
       () => (res.locals.firstTokenAt ??= performance.now()),
     );

@@ -47,7 +47,7 @@ export function queryRoutes(queries: QueryService, tuning: SearchTuningService, 
     // The question's embedding is done; the answer's most is reserved before it generates.
     const promptTokens = (started.run?.promptTokens ?? 0) + started.queryTokens;
     try {
-      res.locals.admission?.reserve(promptTokens + (started.run ? (body.max_tokens ?? started.run.contextSize - started.run.promptTokens) : 0));
+      await res.locals.admission?.reserve(promptTokens + (started.run ? (body.max_tokens ?? started.run.contextSize - started.run.promptTokens) : 0));
     } catch (error) {
       await started.run?.events.return();
       throw error;
@@ -58,7 +58,7 @@ export function queryRoutes(queries: QueryService, tuning: SearchTuningService, 
       if (settled) return;
       settled = true;
       // A remote chat model's upstream counted the prompt itself (admission used an estimate).
-      res.locals.admission?.settle((started.run?.promptTokens ?? 0) + started.queryTokens + completionTokens);
+      void res.locals.admission?.settle((started.run?.promptTokens ?? 0) + started.queryTokens + completionTokens);
     };
     res.on("close", () => settle(0));
     const id = newId("ans_");
@@ -117,7 +117,7 @@ export function queryRoutes(queries: QueryService, tuning: SearchTuningService, 
   router.post("/v1/rag/corpora/:corpusId/search", doc({ summary: "Search a corpus: the passages a question would cite", tag: "Grounded answers", body: SearchSchema }), auditSearch, requireScope("rag.read"), costly, async (req, res) => {
     const body = jsonBody(req, SearchSchema);
     const found = await queries.retrieve(principalOf(res.locals), routeParam(req, "corpusId"), { question: body.query, topK: body.top_k, search: body.search, filter: body.filter, fusion: fusionOf(body.fusion), rerank: rerankOf(body.rerank) }, res.locals.signal);
-    res.locals.admission?.settle(found.queryTokens);
+    await res.locals.admission?.settle(found.queryTokens);
     Object.assign(res.locals.audit?.data ?? {}, { results: found.citations.map((c) => ({ document_id: c.documentId, chunk_id: c.chunkId })), prompt_tokens: found.queryTokens });
     res.json(searchResultObject(found));
   });
@@ -134,7 +134,7 @@ export function queryRoutes(queries: QueryService, tuning: SearchTuningService, 
       // Storing the result changes the corpus's settings: that takes the write scope.
       if (body.apply && !principal.scopes.has("rag.write")) throw new ServiceError("permission", "this API key lacks the 'rag.write' scope (needed for apply: true)", { code: "insufficient_scope" });
       const result = await tuning.tune(principal, routeParam(req, "corpusId"), { questions: body.questions, apply: body.apply }, res.locals.signal);
-      res.locals.admission?.settle(result.promptTokens);
+      await res.locals.admission?.settle(result.promptTokens);
       Object.assign(res.locals.audit?.data ?? {}, { questions: result.questions, applied: result.applied, prompt_tokens: result.promptTokens, ...(result.applied && result.corpus.searchDefaults ? { search_defaults: searchDefaultsObject(result.corpus.searchDefaults) } : {}) });
       res.json(searchTuningObject(result));
     },

@@ -14,8 +14,8 @@ import { CreateRemoteModelSchema, remoteModelInput, remoteModelObject, remoteMod
 
 export function remoteModelRoutes(remote: RemoteModelService, trail: Trail): Router {
   const router = Router();
-  router.get("/v1/admin/remote-models", doc({ summary: "Remote models (configured and added) with each replica's health", tag: "Models" }), (_req, res) => {
-    res.json({ object: "list", data: remote.list(principalOf(res.locals)).map(remoteModelObject) });
+  router.get("/v1/admin/remote-models", doc({ summary: "Remote models (configured and added) with each replica's health", tag: "Models" }), async (_req, res) => {
+    res.json({ object: "list", data: (await remote.list(principalOf(res.locals))).map(remoteModelObject) });
   });
   router.post("/v1/admin/remote-models/test", doc({ summary: "Test the upstreams of a remote model before adding it", tag: "Models", body: CreateRemoteModelSchema }), trail("remote_model.test"), async (req, res) => {
     const input = remoteModelInput(jsonBody(req, CreateRemoteModelSchema));
@@ -30,9 +30,9 @@ export function remoteModelRoutes(remote: RemoteModelService, trail: Trail): Rou
   router.post("/v1/admin/remote-models/:modelId/test", doc({ summary: "Test a remote model's upstreams now", tag: "Models" }), trail("remote_model.test", { params: ["modelId"] }), async (req, res) => {
     res.json(remoteModelTestObject(await remote.testExisting(principalOf(res.locals), routeParam(req, "modelId"))));
   });
-  router.delete("/v1/admin/remote-models/:modelId", doc({ summary: "Remove a remote model added through the API", tag: "Models" }), trail("remote_model.delete", { params: ["modelId"] }), (req, res) => {
+  router.delete("/v1/admin/remote-models/:modelId", doc({ summary: "Remove a remote model added through the API", tag: "Models" }), trail("remote_model.delete", { params: ["modelId"] }), async (req, res) => {
     const id = routeParam(req, "modelId");
-    remote.remove(principalOf(res.locals), id);
+    await remote.remove(principalOf(res.locals), id);
     res.json({ id, object: "remote_model", deleted: true });
   });
   return router;

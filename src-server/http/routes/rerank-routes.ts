@@ -21,9 +21,9 @@ export function rerankRoutes(rerank: RerankService, costly: RequestHandler, trai
     const facts = res.locals.audit?.data ?? {};
     facts.documents = input.documents.length;
     // The pairs' tokens are reserved before ranking, with the model's own tokenizer.
-    res.locals.admission?.reserve(await rerank.countTokens(input));
+    await res.locals.admission?.reserve(await rerank.countTokens(input));
     const result = await rerank.rerank(input, res.locals.signal);
-    res.locals.admission?.settle(result.promptTokens);
+    await res.locals.admission?.settle(result.promptTokens);
     Object.assign(facts, { model: result.model, prompt_tokens: result.promptTokens });
     res.json(rerankObject(newId("rerank-"), result));
   });

@@ -37,7 +37,7 @@ export function responsesRoutes(chat: ChatService, archive: ResponseArchive, cos
     const { promptTokens, contextSize } = started.run;
     Object.assign(facts, { model: started.model, prompt_tokens: promptTokens, completion_tokens: 0 });
     try {
-      res.locals.admission?.reserve(promptTokens + (input.maxTokens ?? contextSize - promptTokens));
+      await res.locals.admission?.reserve(promptTokens + (input.maxTokens ?? contextSize - promptTokens));
     } catch (error) {
       await started.run.events.return();
       throw error;
@@ -48,7 +48,7 @@ export function responsesRoutes(chat: ChatService, archive: ResponseArchive, cos
       (completion, counted) => {
         facts.completion_tokens = completion;
         facts.prompt_tokens = counted ?? promptTokens;
-        res.locals.admission?.settle((counted ?? promptTokens) + completion);
+        return res.locals.admission?.settle((counted ?? promptTokens) + completion);
       },
       () => (res.locals.firstTokenAt ??= performance.now()),
     );
@@ -81,9 +81,9 @@ export function responsesRoutes(chat: ChatService, archive: ResponseArchive, cos
     res.json({ object: "list", data: items, first_id: items[0]?.id ?? null, last_id: items.at(-1)?.id ?? null, has_more: false });
   });
 
-  router.delete("/v1/responses/:responseId", doc({ summary: "Delete a stored response (irreversible: its key goes with it)", tag: "Inference" }), trail("response.delete", { params: ["responseId"] }), inference, (req, res) => {
+  router.delete("/v1/responses/:responseId", doc({ summary: "Delete a stored response (irreversible: its key goes with it)", tag: "Inference" }), trail("response.delete", { params: ["responseId"] }), inference, async (req, res) => {
     const id = routeParam(req, "responseId");
-    archive.delete(principalOf(res.locals), id);
+    await archive.delete(principalOf(res.locals), id);
     res.json({ id, object: "response", deleted: true });
   });
   return router;

@@ -16,7 +16,7 @@ import { CreateServiceAccountSchema, PatchServiceAccountSchema, createdServiceAc
 export function serviceAccountRoutes(accounts: ServiceAccountService, admin: AdminService, rate: RateLimitService, trail: Trail): Router {
   const router = Router();
   const base = "/v1/admin/workspaces/:workspaceId/service_accounts";
-  const view = (a: ServiceAccountRecord) => serviceAccountObject(a, rate.tierOf(a.id));
+  const view = async (a: ServiceAccountRecord) => serviceAccountObject(a, await rate.tierOf(a.id));
   const facts = (res: { locals: Express.Locals }, a: ServiceAccountRecord, data: Record<string, unknown> = {}) => {
     if (!res.locals.audit) return;
     res.locals.audit.workspaceId = a.workspaceId;
@@ -27,38 +27,38 @@ export function serviceAccountRoutes(accounts: ServiceAccountService, admin: Adm
     const body = jsonBody(req, CreateServiceAccountSchema);
     const { account, secret } = await accounts.create(principalOf(res.locals), routeParam(req, "workspaceId"), { name: body.name, scopes: body.scopes, publicJwk: body.public_key });
     facts(res, account, { name: account.name, scopes: account.scopes, auth: secret ? "client_secret" : "private_key_jwt" });
-    res.status(201).json(createdServiceAccountObject(account, rate.tierOf(account.id), secret));
+    res.status(201).json(createdServiceAccountObject(account, await rate.tierOf(account.id), secret));
   });
-  router.get(base, doc({ summary: "List a workspace's service accounts", tag: "Administration", query: ListQuerySchema }), (req, res) => {
-    const page = accounts.list(principalOf(res.locals), routeParam(req, "workspaceId"), toPageRequest(parseWith(ListQuerySchema, req.query, "query string")));
-    res.json(listObject(page.data.map(view), page.hasMore));
+  router.get(base, doc({ summary: "List a workspace's service accounts", tag: "Administration", query: ListQuerySchema }), async (req, res) => {
+    const page = await accounts.list(principalOf(res.locals), routeParam(req, "workspaceId"), toPageRequest(parseWith(ListQuerySchema, req.query, "query string")));
+    res.json(listObject(await Promise.all(page.data.map(view)), page.hasMore));
   });
-  router.get(`${base}/:accountId`, doc({ summary: "One service account", tag: "Administration" }), (req, res) => {
-    res.json(view(accounts.get(principalOf(res.locals), routeParam(req, "workspaceId"), routeParam(req, "accountId"))));
+  router.get(`${base}/:accountId`, doc({ summary: "One service account", tag: "Administration" }), async (req, res) => {
+    res.json(await view(await accounts.get(principalOf(res.locals), routeParam(req, "workspaceId"), routeParam(req, "accountId"))));
   });
   router.patch(`${base}/:accountId`, doc({ summary: "Change a service account (name, scopes, key, tier, disabled)", tag: "Administration", body: PatchServiceAccountSchema }), trail("service_account.update", { params: ["workspaceId"] }), async (req, res) => {
     const body = jsonBody(req, PatchServiceAccountSchema);
     const principal = principalOf(res.locals);
     const workspaceId = routeParam(req, "workspaceId");
     const accountId = routeParam(req, "accountId");
-    accounts.get(principal, workspaceId, accountId);
+    await accounts.get(principal, workspaceId, accountId);
     // Raising or lowering limits is the administrator's, as for keys; checked before anything is saved.
     if (body.rate_limit_tier !== undefined) {
       admin.require(principal, "workspaces.manage");
       rate.checkTier(body.rate_limit_tier);
     }
     const updated = await accounts.update(principal, workspaceId, accountId, { name: body.name, scopes: body.scopes, disabled: body.disabled, publicJwk: body.public_key });
-    if (body.rate_limit_tier !== undefined) rate.assignTier(updated.id, body.rate_limit_tier);
+    if (body.rate_limit_tier !== undefined) await rate.assignTier(updated.id, body.rate_limit_tier);
     facts(res, updated, { changed: Object.keys(body).sort(), disabled: updated.disabledAt !== null, scopes: updated.scopes });
-    res.json(view(updated));
+    res.json(await view(updated));
   });
-  router.post(`${base}/:accountId/secret`, doc({ summary: "Issue a new client secret (shown once)", tag: "Administration" }), trail("service_account.update", { params: ["workspaceId"] }), (req, res) => {
-    const { account, secret } = accounts.rotateSecret(principalOf(res.locals), routeParam(req, "workspaceId"), routeParam(req, "accountId"));
+  router.post(`${base}/:accountId/secret`, doc({ summary: "Issue a new client secret (shown once)", tag: "Administration" }), trail("service_account.update", { params: ["workspaceId"] }), async (req, res) => {
+    const { account, secret } = await accounts.rotateSecret(principalOf(res.locals), routeParam(req, "workspaceId"), routeParam(req, "accountId"));
     facts(res, account, { changed: ["client_secret"] });
-    res.json(createdServiceAccountObject(account, rate.tierOf(account.id), secret));
+    res.json(createdServiceAccountObject(account, await rate.tierOf(account.id), secret));
   });
-  router.delete(`${base}/:accountId`, doc({ summary: "Delete a service account", tag: "Administration" }), trail("service_account.delete", { params: ["workspaceId"] }), (req, res) => {
-    const deleted = accounts.delete(principalOf(res.locals), routeParam(req, "workspaceId"), routeParam(req, "accountId"));
+  router.delete(`${base}/:accountId`, doc({ summary: "Delete a service account", tag: "Administration" }), trail("service_account.delete", { params: ["workspaceId"] }), async (req, res) => {
+    const deleted = await accounts.delete(principalOf(res.locals), routeParam(req, "workspaceId"), routeParam(req, "accountId"));
     facts(res, deleted);
     res.json({ id: deleted.id, object: "service_account", deleted: true });
   });

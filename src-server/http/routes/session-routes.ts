@@ -20,21 +20,21 @@ const SignInSchema = z.object({ token: z.string().min(1).max(256) }).strict();
 
 export function sessionRoutes(sessions: SessionService, rate: RateLimitService, audit?: AuditService): Router {
   const router = Router();
-  router.post("/v1/session", doc({ summary: "Browser mode: trade the sign-in token for a session cookie", tag: "Workbench", body: SignInSchema, public: true }), express.json({ limit: 4096, verify: refuseDeepJson }), (req, res) => {
+  router.post("/v1/session", doc({ summary: "Browser mode: trade the sign-in token for a session cookie", tag: "Workbench", body: SignInSchema, public: true }), express.json({ limit: 4096, verify: refuseDeepJson }), async (req, res) => {
     assertSameOrigin(req);
     const { token } = jsonBody(req, SignInSchema);
-    const started = sessions.signIn(token, req.get("user-agent") ?? "");
+    const started = await sessions.signIn(token, req.get("user-agent") ?? "");
     setSessionCookie(res, started.secret, started.expiresAt - nowSeconds());
     if (audit) {
       const principal = started.principal;
       recordSafely(audit, res, { type: "session.create", workspaceId: principal.workspaceId, actor: actorOf(principal), outcome: "success", requestId: res.locals.requestId, data: { expires_at: started.expiresAt, user_agent: (req.get("user-agent") ?? "").slice(0, 200) } });
     }
-    res.status(201).json({ object: "session", expires_at: started.expiresAt, principal: principalObject(started.principal, rate.peek(started.principal)) });
+    res.status(201).json({ object: "session", expires_at: started.expiresAt, principal: principalObject(started.principal, await rate.peek(started.principal)) });
   });
-  router.delete("/v1/session", doc({ summary: "Browser mode: sign out", tag: "Workbench", public: true }), (req, res) => {
+  router.delete("/v1/session", doc({ summary: "Browser mode: sign out", tag: "Workbench", public: true }), async (req, res) => {
     assertSameOrigin(req);
     const secret = readSessionCookie(req);
-    if (secret) sessions.signOut(secret);
+    if (secret) await sessions.signOut(secret);
     clearSessionCookie(res);
     res.json({ object: "session.deleted", deleted: true });
   });

@@ -9,9 +9,9 @@ import { TombstoneListQuerySchema, purgeObject, tombstoneObject } from "../wire/
 
 export function tombstoneRoutes(tombstones: TombstoneService): Router {
   const router = Router();
-  router.get("/v1/admin/tombstones", doc({ summary: "Tombstones of deleted data and when they expire", tag: "Administration", query: TombstoneListQuerySchema }), (req, res) => {
+  router.get("/v1/admin/tombstones", doc({ summary: "Tombstones of deleted data and when they expire", tag: "Administration", query: TombstoneListQuerySchema }), async (req, res) => {
     const query = parseWith(TombstoneListQuerySchema, req.query, "query string");
-    const result = tombstones.list(principalOf(res.locals), toPageRequest(query), query.workspace_id);
+    const result = await tombstones.list(principalOf(res.locals), toPageRequest(query), query.workspace_id);
     res.json(listObject(result.data.map((t) => tombstoneObject(t)), result.hasMore));
   });
   /** Runs the purge now (it also runs hourly): destroys expired tombstones and the keys nothing needs any more. */

@@ -10,7 +10,7 @@ import type { ModelEntry, ModelRegistry } from "../../models/model-registry.js";
 import { embeddingInput } from "../../models/embedding-prompts.js";
 import type { CorpusKeyring } from "../../security/corpus-keyring.js";
 import type { ChunkStore } from "../../store/chunk-store.js";
-import type { DocumentStore } from "../../store/document-store.js";
+import type { DocumentRecord, DocumentStore } from "../../store/document-store.js";
 import { openContent } from "../chunk-codec.js";
 import type { CorpusService, CorpusView } from "../corpus-service.js";
 import type { CorpusIndexes } from "../retrieval/corpus-indexes.js";
@@ -151,7 +151,7 @@ export class QueryService {
    * of the best hit below `minSimilarity`; keyword mode trusts any match).
    */
   async retrieve(principal: Principal, corpusId: string, input: Omit<QueryInput, "model" | "temperature" | "maxTokens">, signal: AbortSignal): Promise<Retrieval> {
-    const corpus = this.deps.corpora.get(principal, corpusId);
+    const corpus = await this.deps.corpora.get(principal, corpusId);
     assertQueryable(corpus);
     const { search, fusion } = this.searchSettings(corpus.searchDefaults, input);
     let vector: Float32Array | null = null;
@@ -161,18 +161,25 @@ export class QueryService {
       vector = embedded.vectors[0] ?? null;
       queryTokens = embedded.promptTokens;
     }
-    const documentIds = input.filter && Object.keys(input.filter).length > 0 ? this.deps.documents.idsMatching(corpusId, input.filter) : undefined;
+    const documentIds = input.filter && Object.keys(input.filter).length > 0 ? await this.deps.documents.idsMatching(corpusId, input.filter) : undefined;
     const index = await this.deps.indexes.get(corpusId);
     const reranker = this.rerankerFor(corpus.rerankModel, input.rerank);
     const depth = reranker ? Math.max(input.topK, reranker.candidates) : input.topK;
     const hits = await index.search({ mode: search, text: input.question, vector, topK: depth, documentIds, fusion });
 
     const cipher = await this.deps.keyring.cipher(corpusId);
-    const sealed = new Map(this.deps.chunks.byIds(hits.map((h) => h.chunkId)).map((c) => [c.id, c]));
+    const sealed = new Map((await this.deps.chunks.byIds(hits.map((h) => h.chunkId))).map((c) => [c.id, c]));
+    // Each cited document read once (several hits often share one).
+    const documents = new Map<string, Promise<DocumentRecord | undefined>>();
+    const documentOf = (id: string) => {
+      let found = documents.get(id);
+      if (!found) documents.set(id, (found = this.deps.documents.getById(id)));
+      return found;
+    };
     let passages: Omit<Citation, "index">[] = [];
     for (const hit of hits) {
       const chunk = sealed.get(hit.chunkId);
-      const document = chunk && this.deps.documents.getById(chunk.documentId);
+      const document = chunk && (await documentOf(chunk.documentId));
       if (!chunk || !document) continue; // deleted between search and read
       const content = openContent(cipher, chunk.id, chunk.content);
       passages.push({ documentId: document.id, chunkId: chunk.id, filename: document.filename, text: content.text, score: hit.score, pageStart: chunk.pageStart, pageEnd: chunk.pageEnd, metadata: document.metadata, headingPath: content.headingPath, pageBreaks: content.pageBreaks });
@@ -226,7 +233,7 @@ export class QueryService {
     let queryTokens = found.queryTokens;
     let relevance: RelevanceDecision = { relevant: true, decidedBy: "none", score: null, threshold: null, judge: null };
     // Keyword mode has no similarity scale the gates were fitted on: it answers whatever matched.
-    const corpus = found.search === "keyword" ? null : this.deps.corpora.get(principal, corpusId);
+    const corpus = found.search === "keyword" ? null : await this.deps.corpora.get(principal, corpusId);
     const names = (entry: ModelEntry, asked: string) => [asked, entry.id, ...entry.aliases, ...(entry.gguf ? [modelFingerprint(entry.gguf)] : [])];
     const gate = corpus && gateFor({ ...BUILT_IN_GATES, ...this.deps.relevanceGates }, names(this.deps.registry.resolve(corpus.embeddingModel, "embedding_model"), corpus.embeddingModel), names(chatModel, modelName), this.deps.relevanceJudge);
     if (gate) {

@@ -33,21 +33,21 @@ export class SourceService {
 
   /** A chunk of the caller's corpus with the text of its neighbours in the document. */
   async passage(principal: Principal, corpusId: string, chunkId: string): Promise<PassageInContext> {
-    this.deps.corpora.record(principal, corpusId);
-    const [chunk] = this.deps.chunks.byIds([chunkId]);
-    const document = chunk && chunk.corpusId === corpusId ? this.deps.documents.get(corpusId, chunk.documentId) : undefined;
+    await this.deps.corpora.record(principal, corpusId);
+    const [chunk] = await this.deps.chunks.byIds([chunkId]);
+    const document = chunk && chunk.corpusId === corpusId ? await this.deps.documents.get(corpusId, chunk.documentId) : undefined;
     if (!chunk || !document) throw notFound(`No chunk '${chunkId}' in this corpus`, "chunk_not_found", "chunk_id");
     const cipher = await this.deps.keyring.cipher(corpusId);
     const open = (c: SealedChunk | undefined) => (c ? openContent(cipher, c.id, c.content) : null);
-    const neighbours = this.deps.chunks.neighbours(chunk.documentId, chunk.index);
+    const neighbours = await this.deps.chunks.neighbours(chunk.documentId, chunk.index);
     const content = open(chunk)!;
     return { chunk, document, text: content.text, headingPath: content.headingPath, before: open(neighbours.before)?.text ?? null, after: open(neighbours.after)?.text ?? null };
   }
 
   /** The original file of a document of the caller's corpus. */
   async original(principal: Principal, corpusId: string, documentId: string): Promise<{ document: DocumentRecord; bytes: Buffer }> {
-    this.deps.corpora.record(principal, corpusId);
-    const document = this.deps.documents.get(corpusId, documentId);
+    await this.deps.corpora.record(principal, corpusId);
+    const document = await this.deps.documents.get(corpusId, documentId);
     if (!document) throw notFound(`No document '${documentId}' in this corpus`, "document_not_found", "document_id");
     return { document, bytes: await this.deps.blobs.read(corpusId, documentId) };
   }

@@ -241,13 +241,14 @@ export class CorpusIndex {
   /**
    * An index holding `chunks` (may be empty), searchable when this resolves. A large
    * corpus's vector index is then built in the background (`vectorIndexBuilt`); until it
-   * is ready, vector search compares with every chunk.
+   * is ready, vector search compares with every chunk. `chunks` may arrive asynchronously
+   * (read from the store a page at a time while earlier batches are written).
    */
-  static async open(db: LanceDb.Connection, corpusId: string, chunks: Iterable<IndexedChunk>): Promise<CorpusIndex> {
+  static async open(db: LanceDb.Connection, corpusId: string, chunks: AsyncIterable<IndexedChunk> | Iterable<IndexedChunk>): Promise<CorpusIndex> {
     const index = new CorpusIndex(db, corpusId);
-    function* tables(): Generator<Arrow.Table> {
+    async function* tables(): AsyncGenerator<Arrow.Table> {
       let batch: IndexedChunk[] = [];
-      for (const chunk of chunks) {
+      for await (const chunk of chunks) {
         batch.push(chunk);
         if (batch.length >= LOAD_BATCH) {
           yield index.prepare(batch);

@@ -7,9 +7,9 @@ import { CorpusKeyring } from "../../security/corpus-keyring.js";
 import { LocalKeyFileProvider } from "../../security/local-key-file-provider.js";
 import { ChunkStore, type SealedChunk } from "../../store/chunk-store.js";
 import { CorpusStore } from "../../store/corpus-store.js";
-import { openDatabase, type Database } from "../../store/database.js";
+import type { Database } from "../../store/database.js";
+import { openSqlDatabase, type SqlDatabase } from "../../store/sql-database.js";
 import { DocumentStore } from "../../store/document-store.js";
-import { WorkspaceStore } from "../../store/workspace-store.js";
 import { openTerms, sealContent, sealTerms, sealVector } from "../chunk-codec.js";
 import type { DataCipher } from "../../security/data-cipher.js";
 import { newId } from "../../ids.js";
@@ -20,6 +20,7 @@ import { analyzeChunk } from "./keyword-analysis.js";
 
 describe("CorpusIndexes: rebuilding a corpus's index from the encrypted store", () => {
   let dir: string;
+  let store: SqlDatabase;
   let db: Database;
   let chunks: ChunkStore;
   let keyring: CorpusKeyring;
@@ -33,23 +34,24 @@ describe("CorpusIndexes: rebuilding a corpus's index from the encrypted store", 
 
   before(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), "pustaka-indexes-"));
-    db = openDatabase(dir);
-    const corpora = new CorpusStore(db);
-    const documents = new DocumentStore(db);
-    chunks = new ChunkStore(db);
-    new WorkspaceStore(db).insert({ id: "ws_default", name: "test", createdAt: 0 });
+    store = await openSqlDatabase({ kind: "sqlite", dataDir: dir });
+    db = store.sqlite!;
+    const corpora = new CorpusStore(store);
+    const documents = new DocumentStore(store);
+    chunks = new ChunkStore(store);
+    db.prepare("INSERT INTO workspaces (id, name, created_at) VALUES (?, ?, ?)").run("ws_default", "test", 0);
     keyring = new CorpusKeyring(new LocalKeyFileProvider(path.join(dir, "kek.bin")), corpora);
-    corpora.insert({ id: corpusId, workspaceId: "ws_default", name: "open", chunking: "fixed", embeddingModel: "synthetic", dimensions: 4, embeddingPrompts: { query: "", document: "" }, rerankModel: null, searchDefaults: null, retentionDays: 30, metadata: {}, createdAt: 0, updatedAt: 0 }, await keyring.create(corpusId));
+    await corpora.insert({ id: corpusId, workspaceId: "ws_default", name: "open", chunking: "fixed", embeddingModel: "synthetic", dimensions: 4, embeddingPrompts: { query: "", document: "" }, rerankModel: null, searchDefaults: null, retentionDays: 30, metadata: {}, createdAt: 0, updatedAt: 0 }, await keyring.create(corpusId));
     cipher = await keyring.cipher(corpusId);
-    for (const id of ["doc_old", "doc_new"]) documents.insert({ id, corpusId, filename: `${id}.md`, contentType: "text/markdown", format: "md", bytes: 1, sha256: id.padEnd(64, "0"), status: "processing", error: null, pageCount: null, chunkCount: 0, metadata: {}, attempts: 1, createdAt: 0, updatedAt: 0, indexedAt: null });
+    for (const id of ["doc_old", "doc_new"]) await documents.insert({ id, corpusId, filename: `${id}.md`, contentType: "text/markdown", format: "md", bytes: 1, sha256: id.padEnd(64, "0"), status: "processing", error: null, pageCount: null, chunkCount: 0, metadata: {}, attempts: 1, createdAt: 0, updatedAt: 0, indexedAt: null });
     // A chunk stored before analyses were kept, one with an analysis of an older version, and
     // one whose stored analysis deliberately differs from its text (to see which is used).
-    chunks.commitDocument("doc_old", [chunk("chk_1", "doc_old", 0, "Banjir melanda Kelantan", null)], null, 0);
+    await chunks.commitDocument("doc_old", [chunk("chk_1", "doc_old", 0, "Banjir melanda Kelantan", null)], null, 0);
     const olderVersion = cipher.seal(Buffer.from(JSON.stringify({ v: 0, language: "en", terms: "stale" })), "chunk:chk_2:terms");
-    chunks.commitDocument("doc_new", [chunk("chk_2", "doc_new", 0, "Durian harvest in Pahang", olderVersion), chunk("chk_3", "doc_new", 1, "Rubber prices fell", sealTerms(cipher, "chk_3", { terms: "zebra", language: "en" }))], null, 0);
+    await chunks.commitDocument("doc_new", [chunk("chk_2", "doc_new", 0, "Durian harvest in Pahang", olderVersion), chunk("chk_3", "doc_new", 1, "Rubber prices fell", sealTerms(cipher, "chk_3", { terms: "zebra", language: "en" }))], null, 0);
   });
-  after(() => {
-    db.close();
+  after(async () => {
+    await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -63,7 +65,7 @@ describe("CorpusIndexes: rebuilding a corpus's index from the encrypted store", 
       assert.deepEqual(await keyword("banjir"), ["chk_1"], "a chunk without one is analysed from its text");
       assert.deepEqual(await keyword("durian"), ["chk_2"], "an analysis of another version is redone");
       assert.deepEqual(await keyword("stale"), []);
-      const [one, two] = chunks.byIds(["chk_1", "chk_2"]).sort((a, b) => a.id.localeCompare(b.id));
+      const [one, two] = (await chunks.byIds(["chk_1", "chk_2"])).sort((a, b) => a.id.localeCompare(b.id));
       assert.deepEqual(openTerms(cipher, "chk_1", one!.terms!), analyzeChunk("Banjir melanda Kelantan"), "the analysis is stored for next time");
       assert.deepEqual(openTerms(cipher, "chk_2", two!.terms!), analyzeChunk("Durian harvest in Pahang"));
       assert.ok(!one!.terms!.includes(Buffer.from("banjir")), "sealed, never plaintext");
@@ -74,14 +76,15 @@ describe("CorpusIndexes: rebuilding a corpus's index from the encrypted store", 
     }
   });
 
-  it("refuses a stored analysis sealed for another chunk", () => {
-    const [three] = chunks.byIds(["chk_3"]);
+  it("refuses a stored analysis sealed for another chunk", async () => {
+    const [three] = await chunks.byIds(["chk_3"]);
     assert.throws(() => openTerms(cipher, "chk_1", three!.terms!));
   });
 });
 
 describe("CorpusIndexes: opening from a sealed snapshot, brought up to date with the store", () => {
   let dir: string;
+  let store: SqlDatabase;
   let db: Database;
   let chunks: ChunkStore;
   let documents: DocumentStore;
@@ -94,14 +97,14 @@ describe("CorpusIndexes: opening from a sealed snapshot, brought up to date with
   const texts = ["Banjir melanda Kelantan dan Terengganu", "Rubber prices fell in Pahang", "Durian harvest season in Johor"];
   const docIds: string[] = [];
 
-  function commit(documentId: string, doc: number, n: number): SealedChunk[] {
-    documents.insert({ id: documentId, corpusId, filename: `${documentId}.md`, contentType: "text/markdown", format: "md", bytes: 1, sha256: documentId.padEnd(64, "0"), status: "processing", error: null, pageCount: null, chunkCount: 0, metadata: {}, attempts: 1, createdAt: 0, updatedAt: 0, indexedAt: null });
+  async function commit(documentId: string, doc: number, n: number): Promise<SealedChunk[]> {
+    await documents.insert({ id: documentId, corpusId, filename: `${documentId}.md`, contentType: "text/markdown", format: "md", bytes: 1, sha256: documentId.padEnd(64, "0"), status: "processing", error: null, pageCount: null, chunkCount: 0, metadata: {}, attempts: 1, createdAt: 0, updatedAt: 0, indexedAt: null });
     const sealed = Array.from({ length: n }, (_, i): SealedChunk => {
       const id = newId("chk_");
       const text = `${texts[(doc + i) % texts.length]} ${doc}-${i}`;
       return { id, corpusId, documentId, index: i, start: 0, end: text.length, pageStart: null, pageEnd: null, tokenCount: 8, content: sealContent(cipher, id, { text, headingPath: [] }), vector: sealVector(cipher, id, vectorOf(doc, i)), terms: sealTerms(cipher, id, analyzeChunk(text)) };
     });
-    chunks.commitDocument(documentId, sealed, null, 0);
+    await chunks.commitDocument(documentId, sealed, null, 0);
     return sealed;
   }
 
@@ -121,22 +124,23 @@ describe("CorpusIndexes: opening from a sealed snapshot, brought up to date with
 
   before(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), "pustaka-snapshots-"));
-    db = openDatabase(dir);
-    const corpora = new CorpusStore(db);
-    documents = new DocumentStore(db);
-    chunks = new ChunkStore(db);
+    store = await openSqlDatabase({ kind: "sqlite", dataDir: dir });
+    db = store.sqlite!;
+    const corpora = new CorpusStore(store);
+    documents = new DocumentStore(store);
+    chunks = new ChunkStore(store);
     files = new SnapshotFiles(path.join(dir, "index-snapshots"));
-    new WorkspaceStore(db).insert({ id: "ws_default", name: "test", createdAt: 0 });
+    db.prepare("INSERT INTO workspaces (id, name, created_at) VALUES (?, ?, ?)").run("ws_default", "test", 0);
     keyring = new CorpusKeyring(new LocalKeyFileProvider(path.join(dir, "kek.bin")), corpora);
-    corpora.insert({ id: corpusId, workspaceId: "ws_default", name: "snap", chunking: "fixed", embeddingModel: "synthetic", dimensions: DIM, embeddingPrompts: { query: "", document: "" }, rerankModel: null, searchDefaults: null, retentionDays: 30, metadata: {}, createdAt: 0, updatedAt: 0 }, await keyring.create(corpusId));
+    await corpora.insert({ id: corpusId, workspaceId: "ws_default", name: "snap", chunking: "fixed", embeddingModel: "synthetic", dimensions: DIM, embeddingPrompts: { query: "", document: "" }, rerankModel: null, searchDefaults: null, retentionDays: 30, metadata: {}, createdAt: 0, updatedAt: 0 }, await keyring.create(corpusId));
     cipher = await keyring.cipher(corpusId);
     for (let doc = 0; doc < 3; doc++) {
       docIds.push(newId("doc_"));
-      commit(docIds[doc]!, doc, 20);
+      await commit(docIds[doc]!, doc, 20);
     }
   });
-  after(() => {
-    db.close();
+  after(async () => {
+    await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -170,9 +174,9 @@ describe("CorpusIndexes: opening from a sealed snapshot, brought up to date with
 
   it("brings a snapshot older than the store up to date (chunks added and deleted while the index was not in memory), and writes a new one", async () => {
     docIds.push(newId("doc_"));
-    const added = commit(docIds[3]!, 3, 4);
+    const added = await commit(docIds[3]!, 3, 4);
     // Chunks deleted behind the index's back (as a deletion finished at start would).
-    const gone = commit(newId("doc_"), 4, 3);
+    const gone = await commit(newId("doc_"), 4, 3);
     const events: CorpusIndexEvent[] = [];
     const first = indexes(events);
     try {
@@ -197,7 +201,7 @@ describe("CorpusIndexes: opening from a sealed snapshot, brought up to date with
     }
     // A document indexed while the corpus's index is not in memory.
     docIds.push(newId("doc_"));
-    const later = commit(docIds[4]!, 5, 6);
+    const later = await commit(docIds[4]!, 5, 6);
     db.prepare("DELETE FROM chunks WHERE id = ?").run(added[0]!.id);
     events.length = 0;
     const third = indexes(events);
@@ -243,7 +247,7 @@ describe("CorpusIndexes: opening from a sealed snapshot, brought up to date with
       assert.equal(existsSync(snap), false, "the snapshot held the document's vectors and terms");
       assert.equal(index.size, 60);
       // Chunks a document commit delivers twice (during an open) are indexed once.
-      const [again] = chunks.byIds([chunks.idsOfDocument(docIds[0]!)[0]!]);
+      const [again] = await chunks.byIds([(await chunks.idsOfDocument(docIds[0]!))[0]!]);
       await live.addChunks(corpusId, [{ id: again!.id, documentId: again!.documentId, vector: vectorOf(0, 0), terms: "banjir", language: "ms" }]);
       assert.equal(index.size, 60);
       assert.equal(await index.count(), 60);

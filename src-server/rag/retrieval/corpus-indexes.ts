@@ -109,7 +109,7 @@ export class CorpusIndexes {
       const snapshot = await openIndexSnapshot(reader, cipher, corpusId);
       if (snapshot.analysisVersion !== KEYWORD_ANALYSIS_VERSION) reason = "made by another keyword analysis";
       else {
-        const stored = [...this.chunks.iterateIds(corpusId)];
+        const stored = await this.chunks.idsOfCorpus(corpusId);
         const index = await CorpusIndex.openFromSnapshot(await this.db(), corpusId, snapshot);
         try {
           const changes = snapshot.fingerprint === fingerprintIds(stored) ? { added: 0, removed: 0 } : await this.reconcile(index, stored, cipher);
@@ -141,9 +141,10 @@ export class CorpusIndexes {
     let added = 0;
     for (let at = 0; at < missing.length; at += 2000) {
       const analysed: AnalysedTerms[] = [];
-      const chunks = [...this.decrypt(this.chunks.indexSourcesOf(missing.slice(at, at + 2000)), cipher, analysed)];
+      const chunks: IndexedChunk[] = [];
+      for await (const chunk of this.decrypt(await this.chunks.indexSourcesOf(missing.slice(at, at + 2000)), cipher, analysed)) chunks.push(chunk);
       await index.add(chunks);
-      if (analysed.length > 0) this.chunks.setTerms(analysed);
+      if (analysed.length > 0) await this.chunks.setTerms(analysed);
       added += chunks.length;
     }
     return { added, removed: gone.length };
@@ -154,15 +155,15 @@ export class CorpusIndexes {
    * analyses; a chunk without an analysis of the current version is analysed from its
    * text, and the analysis sealed into `analysed`, to store.
    */
-  private *decrypt(sources: Iterable<IndexSource>, cipher: DataCipher, analysed: AnalysedTerms[]): Generator<IndexedChunk> {
-    for (const source of sources) {
+  private async *decrypt(sources: AsyncIterable<IndexSource> | Iterable<IndexSource>, cipher: DataCipher, analysed: AnalysedTerms[]): AsyncGenerator<IndexedChunk> {
+    for await (const source of sources) {
       const vector = openVector(cipher, source.id, source.vector);
       const stored = source.terms && openTerms(cipher, source.id, source.terms);
       if (stored) {
         yield { id: source.id, documentId: source.documentId, vector, ...stored };
         continue;
       }
-      const content = source.content ?? this.chunks.contentOf(source.id);
+      const content = source.content ?? (await this.chunks.contentOf(source.id));
       if (!content) continue; // deleted meanwhile
       const opened = openContent(cipher, source.id, content);
       const fresh = analyzeChunk(withContext(opened.context, opened.text));
@@ -171,11 +172,11 @@ export class CorpusIndexes {
     }
   }
 
-  /** The index built from the corpus's encrypted chunks. */
+  /** The index built from the corpus's encrypted chunks, read from the store a page at a time. */
   private async build(corpusId: string, cipher: DataCipher): Promise<CorpusIndex> {
     const analysed: AnalysedTerms[] = [];
     const opened = await CorpusIndex.open(await this.db(), corpusId, this.decrypt(this.chunks.iterateIndexSources(corpusId), cipher, analysed));
-    if (analysed.length > 0) this.chunks.setTerms(analysed);
+    if (analysed.length > 0) await this.chunks.setTerms(analysed);
     return opened;
   }
 
@@ -215,12 +216,12 @@ export class CorpusIndexes {
    * Deletes the snapshots of corpora that no longer exist (a deletion cut off by a stop,
    * a workspace deleted with its corpora). Run at start, before any index is opened.
    */
-  async sweepSnapshots(exists: (corpusId: string) => boolean): Promise<number> {
+  async sweepSnapshots(exists: (corpusId: string) => boolean | Promise<boolean>): Promise<number> {
     const files = this.options.snapshots;
     if (!files) return 0;
     let removed = 0;
     for (const corpusId of await files.list()) {
-      if (exists(corpusId)) continue;
+      if (await exists(corpusId)) continue;
       await files.delete(corpusId);
       removed++;
     }

@@ -17,11 +17,18 @@ import { m012Responses } from "./012-responses.js";
 import { m013ChunkTerms } from "./013-chunk-terms.js";
 import { m014CorpusSearchDefaults } from "./014-corpus-search-defaults.js";
 import { m015RemoteModels } from "./015-remote-models.js";
+import { m016SharedState } from "./016-shared-state.js";
 
 export interface Migration {
   version: number;
   name: string;
+  /** The change on SQLite. */
   sql: string;
+  /**
+   * The same change on Postgres. Versions up to 15 have none: a Postgres database starts
+   * from their sum (`postgres-baseline.ts`); every later migration must carry one.
+   */
+  postgres?: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [m001Core, m002Rag, m003Sessions, m004Conversations, m005ModelFiles, m006RateLimits, m007Audit, m008Tombstones, m009ServiceAccounts, m010EmbeddingPrompts, m011CorpusReranker, m012Responses, m013ChunkTerms, m014CorpusSearchDefaults, m015RemoteModels];
+export const MIGRATIONS: readonly Migration[] = [m001Core, m002Rag, m003Sessions, m004Conversations, m005ModelFiles, m006RateLimits, m007Audit, m008Tombstones, m009ServiceAccounts, m010EmbeddingPrompts, m011CorpusReranker, m012Responses, m013ChunkTerms, m014CorpusSearchDefaults, m015RemoteModels, m016SharedState];

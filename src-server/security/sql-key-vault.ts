@@ -1,0 +1,77 @@
+/**
+ * Signing keys in the shared store (`signing_keys`), for replicas on Postgres: each private
+ * key sealed (AES-256-GCM) under its own data key, which the key provider wraps (the local
+ * key file or the HSM every replica is configured with), bound to its purpose and key id.
+ * Public halves are stored in clear: they are published anyway.
+ */
+import type { JWK } from "jose";
+import { DataCipher, newDataKey } from "./data-cipher.js";
+import type { KeyProvider } from "./key-provider.js";
+import type { KeyVault, StoredKey } from "./oauth-keys.js";
+import type { SqlDatabase } from "../store/sql-database.js";
+
+export class SqlKeyVault implements KeyVault {
+  /** Private keys already unsealed, by key id (they never change; retirement is read each time). */
+  private readonly unsealed = new Map<string, string>();
+
+  constructor(
+    private readonly store: SqlDatabase,
+    private readonly provider: KeyProvider,
+    private readonly purpose: "oauth" | "audit",
+  ) {}
+
+  private aad(kid: string): string {
+    return `signing:${this.purpose}:${kid}`;
+  }
+
+  async load(): Promise<StoredKey[]> {
+    const rows = await this.store.db.selectFrom("signing_keys").selectAll().where("purpose", "=", this.purpose).orderBy("created_at").orderBy("kid").execute();
+    const keys: StoredKey[] = [];
+    for (const row of rows) {
+      let privateKey = this.unsealed.get(row.kid);
+      if (privateKey === undefined) {
+        const dataKey = await this.provider.unwrapKey(row.wrapped_key);
+        try {
+          privateKey = new DataCipher(dataKey).open(row.sealed, this.aad(row.kid)).toString("utf8");
+        } finally {
+          dataKey.fill(0);
+        }
+        this.unsealed.set(row.kid, privateKey);
+      }
+      keys.push({ kid: row.kid, privateKey, publicJwk: JSON.parse(row.public_key) as JWK, createdAt: row.created_at, retiresAt: row.retires_at });
+    }
+    return keys;
+  }
+
+  async update(change: { fresh: StoredKey; retire: { kid: string; retiresAt: number }[]; forget: string[] }): Promise<void> {
+    const { fresh } = change;
+    const dataKey = newDataKey();
+    let sealed: Buffer;
+    let wrapped: Buffer;
+    try {
+      sealed = new DataCipher(dataKey).seal(Buffer.from(fresh.privateKey, "utf8"), this.aad(fresh.kid));
+      wrapped = await this.provider.wrapKey(dataKey);
+    } finally {
+      dataKey.fill(0);
+    }
+    await this.store.transaction(async (tx) => {
+      await tx
+        .insertInto("signing_keys")
+        .values({ purpose: this.purpose, kid: fresh.kid, key_provider: this.provider.id, wrapped_key: wrapped, sealed, public_key: JSON.stringify(fresh.publicJwk), created_at: fresh.createdAt, retires_at: fresh.retiresAt })
+        .onConflict((oc) => oc.columns(["purpose", "kid"]).doNothing())
+        .execute();
+      for (const { kid, retiresAt } of change.retire) {
+        // A retirement only ever comes sooner: two replicas rotating at once keep the earlier.
+        await tx
+          .updateTable("signing_keys")
+          .set({ retires_at: retiresAt })
+          .where("purpose", "=", this.purpose)
+          .where("kid", "=", kid)
+          .where((eb) => eb.or([eb("retires_at", "is", null), eb("retires_at", ">", retiresAt)]))
+          .execute();
+      }
+      if (change.forget.length > 0) await tx.deleteFrom("signing_keys").where("purpose", "=", this.purpose).where("kid", "in", change.forget).execute();
+    });
+    this.unsealed.set(fresh.kid, fresh.privateKey);
+  }
+}

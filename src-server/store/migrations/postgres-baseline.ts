@@ -1,0 +1,263 @@
+/**
+ * The schema of migrations 1–15 on Postgres, in one step: a new Postgres database starts
+ * here, and every later migration carries its Postgres form beside its SQLite one
+ * (`Migration.postgres`). `schema-parity.test.ts` checks that this and SQLite's fifteen
+ * steps give the same tables, columns, keys and indexes.
+ *
+ * Integers are BIGINT (SQLite's INTEGER is 64-bit; times are Unix milliseconds), sealed
+ * bytes BYTEA. The audit trail's triggers refuse UPDATE, DELETE, TRUNCATE and an insert
+ * that does not extend its chain; the insert trigger takes the chain's advisory lock (the
+ * key `AuditStore` locks before reading a head: `pustaka:audit:<chain>`), so two writers on
+ * different replicas extend a chain one after the other.
+ */
+export const POSTGRES_BASELINE_VERSION = 15;
+
+export const POSTGRES_BASELINE = `
+CREATE TABLE workspaces (
+  id          TEXT PRIMARY KEY,
+  name        TEXT NOT NULL,
+  created_at  BIGINT NOT NULL
+);
+
+CREATE TABLE api_keys (
+  id            TEXT PRIMARY KEY,
+  workspace_id  TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+  name          TEXT NOT NULL,
+  prefix        TEXT NOT NULL,
+  secret_sha256 TEXT NOT NULL UNIQUE,
+  scopes        TEXT NOT NULL,
+  created_at    BIGINT NOT NULL,
+  expires_at    BIGINT,
+  revoked_at    BIGINT,
+  last_used_at  BIGINT
+);
+CREATE INDEX api_keys_by_prefix ON api_keys(prefix);
+CREATE INDEX api_keys_by_workspace ON api_keys(workspace_id, created_at);
+
+CREATE TABLE corpora (
+  id              TEXT PRIMARY KEY,
+  workspace_id    TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+  name            TEXT NOT NULL,
+  chunking        TEXT NOT NULL,
+  embedding_model TEXT NOT NULL,
+  dimensions      BIGINT NOT NULL,
+  retention_days  BIGINT NOT NULL,
+  metadata        TEXT NOT NULL,
+  created_at      BIGINT NOT NULL,
+  updated_at      BIGINT NOT NULL,
+  query_prompt    TEXT NOT NULL DEFAULT '',
+  document_prompt TEXT NOT NULL DEFAULT '',
+  rerank_model    TEXT,
+  search_defaults TEXT
+);
+CREATE INDEX corpora_by_workspace ON corpora(workspace_id, created_at);
+
+CREATE TABLE corpus_keys (
+  corpus_id     TEXT PRIMARY KEY,
+  provider      TEXT NOT NULL,
+  wrapped_key   BYTEA NOT NULL,
+  created_at    BIGINT NOT NULL,
+  destroy_after BIGINT
+);
+
+CREATE TABLE documents (
+  id            TEXT PRIMARY KEY,
+  corpus_id     TEXT NOT NULL REFERENCES corpora(id) ON DELETE CASCADE,
+  filename      TEXT NOT NULL,
+  content_type  TEXT NOT NULL,
+  format        TEXT NOT NULL,
+  bytes         BIGINT NOT NULL,
+  sha256        TEXT NOT NULL,
+  status        TEXT NOT NULL,
+  error_code    TEXT,
+  error_message TEXT,
+  page_count    BIGINT,
+  chunk_count   BIGINT NOT NULL DEFAULT 0,
+  metadata      TEXT NOT NULL,
+  attempts      BIGINT NOT NULL DEFAULT 0,
+  created_at    BIGINT NOT NULL,
+  updated_at    BIGINT NOT NULL,
+  indexed_at    BIGINT,
+  UNIQUE (corpus_id, sha256)
+);
+CREATE INDEX documents_by_corpus ON documents(corpus_id, created_at);
+CREATE INDEX documents_by_status ON documents(status, created_at);
+
+CREATE TABLE chunks (
+  id           TEXT PRIMARY KEY,
+  corpus_id    TEXT NOT NULL REFERENCES corpora(id) ON DELETE CASCADE,
+  document_id  TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+  idx          BIGINT NOT NULL,
+  start_offset BIGINT NOT NULL,
+  end_offset   BIGINT NOT NULL,
+  page_start   BIGINT,
+  page_end     BIGINT,
+  token_count  BIGINT NOT NULL,
+  content      BYTEA NOT NULL,
+  vector       BYTEA NOT NULL,
+  terms        BYTEA,
+  UNIQUE (document_id, idx)
+);
+CREATE INDEX chunks_by_corpus ON chunks(corpus_id, id);
+
+CREATE TABLE sessions (
+  id            TEXT PRIMARY KEY,
+  workspace_id  TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+  secret_sha256 TEXT NOT NULL UNIQUE,
+  scopes        TEXT NOT NULL,
+  user_agent    TEXT NOT NULL,
+  created_at    BIGINT NOT NULL,
+  expires_at    BIGINT NOT NULL,
+  last_used_at  BIGINT NOT NULL
+);
+CREATE INDEX sessions_by_expiry ON sessions(expires_at);
+
+CREATE TABLE conversations (
+  id            TEXT PRIMARY KEY,
+  workspace_id  TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+  corpus_id     TEXT REFERENCES corpora(id) ON DELETE SET NULL,
+  key_provider  TEXT NOT NULL,
+  wrapped_key   BYTEA NOT NULL,
+  title         BYTEA NOT NULL,
+  message_count BIGINT NOT NULL DEFAULT 0,
+  created_at    BIGINT NOT NULL,
+  updated_at    BIGINT NOT NULL
+);
+CREATE INDEX conversations_by_workspace ON conversations(workspace_id, updated_at);
+
+CREATE TABLE conversation_messages (
+  id              TEXT PRIMARY KEY,
+  conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+  idx             BIGINT NOT NULL,
+  role            TEXT NOT NULL,
+  body            BYTEA NOT NULL,
+  created_at      BIGINT NOT NULL,
+  UNIQUE (conversation_id, idx)
+);
+
+CREATE TABLE model_files (
+  id         TEXT PRIMARY KEY,
+  path       TEXT NOT NULL UNIQUE,
+  created_at BIGINT NOT NULL
+);
+
+CREATE TABLE rate_limit_events (
+  id       BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+  bucket   TEXT NOT NULL,
+  at_ms    BIGINT NOT NULL,
+  requests BIGINT NOT NULL,
+  tokens   BIGINT NOT NULL
+);
+CREATE INDEX rate_limit_events_by_bucket ON rate_limit_events(bucket, at_ms);
+
+CREATE TABLE rate_limit_tiers (
+  subject TEXT PRIMARY KEY,
+  tier    TEXT NOT NULL
+);
+
+CREATE TABLE audit_events (
+  id         TEXT PRIMARY KEY,
+  chain      TEXT NOT NULL,
+  seq        BIGINT NOT NULL CHECK (seq >= 1),
+  at_ms      BIGINT NOT NULL,
+  type       TEXT NOT NULL,
+  actor      TEXT NOT NULL,
+  outcome    TEXT NOT NULL,
+  request_id TEXT,
+  body       TEXT NOT NULL,
+  prev_hash  TEXT NOT NULL,
+  hash       TEXT NOT NULL,
+  UNIQUE (chain, seq)
+);
+CREATE INDEX audit_events_by_time ON audit_events(chain, at_ms);
+CREATE INDEX audit_events_by_type ON audit_events(chain, type, at_ms);
+
+CREATE FUNCTION audit_events_refuse() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  RAISE EXCEPTION 'audit_events is append-only: % refused', TG_OP USING ERRCODE = 'restrict_violation';
+END
+$fn$;
+
+CREATE FUNCTION audit_events_extend() RETURNS trigger LANGUAGE plpgsql AS $fn$
+DECLARE
+  head_seq  BIGINT;
+  head_hash TEXT;
+BEGIN
+  -- The same lock as AuditStore.append's store.lock(tx, ['audit:' || chain]) (SqlDatabase.lock
+  -- hashes 'pustaka:' || key): both serialize on one lock, re-entrant within a transaction.
+  PERFORM pg_advisory_xact_lock(hashtextextended('pustaka:audit:' || NEW.chain, 0));
+  SELECT seq, hash INTO head_seq, head_hash FROM audit_events WHERE chain = NEW.chain ORDER BY seq DESC LIMIT 1;
+  IF NEW.seq <> COALESCE(head_seq, 0) + 1
+     OR NEW.prev_hash <> COALESCE(head_hash, '0000000000000000000000000000000000000000000000000000000000000000') THEN
+    RAISE EXCEPTION 'audit_events: an entry must extend its chain' USING ERRCODE = 'restrict_violation';
+  END IF;
+  RETURN NEW;
+END
+$fn$;
+
+CREATE TRIGGER audit_events_no_update BEFORE UPDATE ON audit_events FOR EACH ROW EXECUTE FUNCTION audit_events_refuse();
+CREATE TRIGGER audit_events_no_delete BEFORE DELETE ON audit_events FOR EACH ROW EXECUTE FUNCTION audit_events_refuse();
+CREATE TRIGGER audit_events_no_truncate BEFORE TRUNCATE ON audit_events FOR EACH STATEMENT EXECUTE FUNCTION audit_events_refuse();
+CREATE TRIGGER audit_events_chained BEFORE INSERT ON audit_events FOR EACH ROW EXECUTE FUNCTION audit_events_extend();
+
+CREATE TABLE tombstones (
+  id           TEXT PRIMARY KEY,
+  kind         TEXT NOT NULL CHECK (kind IN ('corpus', 'document')),
+  workspace_id TEXT NOT NULL,
+  corpus_id    TEXT NOT NULL,
+  document_id  TEXT,
+  status       TEXT NOT NULL CHECK (status IN ('moving', 'retained', 'purging')),
+  documents    BIGINT NOT NULL DEFAULT 0,
+  chunks       BIGINT NOT NULL DEFAULT 0,
+  bytes        BIGINT NOT NULL DEFAULT 0,
+  created_at   BIGINT NOT NULL,
+  expires_at   BIGINT NOT NULL
+);
+CREATE INDEX tombstones_by_workspace ON tombstones(workspace_id, created_at);
+CREATE INDEX tombstones_by_status ON tombstones(status, expires_at);
+CREATE INDEX tombstones_by_corpus ON tombstones(corpus_id, status);
+
+CREATE TABLE service_accounts (
+  id            TEXT PRIMARY KEY,
+  workspace_id  TEXT NOT NULL REFERENCES workspaces(id),
+  name          TEXT NOT NULL,
+  scopes        TEXT NOT NULL,
+  secret_prefix TEXT,
+  secret_sha256 TEXT,
+  public_jwk    TEXT,
+  disabled_at   BIGINT,
+  created_at    BIGINT NOT NULL,
+  last_token_at BIGINT
+);
+CREATE INDEX service_accounts_by_workspace ON service_accounts(workspace_id, created_at, id);
+
+CREATE TABLE oauth_used_assertions (
+  jti        TEXT NOT NULL,
+  client_id  TEXT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  PRIMARY KEY (client_id, jti)
+);
+CREATE INDEX oauth_used_assertions_by_expiry ON oauth_used_assertions(expires_at);
+
+CREATE TABLE responses (
+  id            TEXT PRIMARY KEY,
+  workspace_id  TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+  key_provider  TEXT NOT NULL,
+  wrapped_key   BYTEA NOT NULL,
+  body          BYTEA NOT NULL,
+  created_at    BIGINT NOT NULL,
+  expires_at    BIGINT
+);
+CREATE INDEX responses_by_workspace ON responses(workspace_id, created_at);
+CREATE INDEX responses_by_expiry ON responses(expires_at) WHERE expires_at IS NOT NULL;
+
+CREATE TABLE remote_models (
+  id            TEXT PRIMARY KEY,
+  spec          TEXT NOT NULL,
+  key_provider  TEXT NOT NULL,
+  wrapped_key   BYTEA NOT NULL,
+  secrets       BYTEA NOT NULL,
+  created_at    BIGINT NOT NULL,
+  created_by    TEXT NOT NULL
+);
+`;
