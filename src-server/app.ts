@@ -86,6 +86,8 @@ export interface AppDeps {
   metrics: Metrics;
   /** What `GET /readyz` reports. */
   readiness: Readiness;
+  /** Sent as `X-Pustaka-Replica` on every response (replicas sharing a store); null = none. */
+  replicaHeader: string | null;
   /** What `GET /v1/admin/security` reports. */
   securityStatus: () => SecurityStatus;
   http: { host: string; allowedHosts: string[]; maxJsonBodyBytes: number };
@@ -101,6 +103,14 @@ export function createApp(deps: AppDeps): Express {
   app.set("etag", false);
   app.set("query parser", "simple");
   app.use(requestContext(deps.logger));
+  // Behind a load balancer: which replica answered (for operators reading logs beside a client's report).
+  if (deps.replicaHeader) {
+    const replica = deps.replicaHeader;
+    app.use((_req, res, next) => {
+      res.setHeader("X-Pustaka-Replica", replica);
+      next();
+    });
+  }
   const metrics = deps.metrics;
   app.use(metrics.middleware());
   app.use(hostGuard(deps.http.host, deps.http.allowedHosts));

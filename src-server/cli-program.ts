@@ -21,7 +21,10 @@ import { publicKeyFromText } from "./security/audit-chain.js";
 import { verifyExportFile } from "./security/audit-export.js";
 import { readFileSync } from "node:fs";
 import { ApiKeyStore } from "./store/api-key-store.js";
-import { openSqlDatabase, type SqlDatabase } from "./store/sql-database.js";
+import { databaseLocationOf, openSqlDatabase, type SqlDatabase } from "./store/sql-database.js";
+import { AuditSigner } from "./security/audit-chain.js";
+import type { KeyProvider } from "./security/key-provider.js";
+import { SqlKeyVault, sharedAuditSigningKey } from "./security/sql-key-vault.js";
 import { rotateConfiguredKek } from "./security/kek-rotation.js";
 import { openKeyProvider } from "./security/key-providers.js";
 import { WorkspaceStore } from "./store/workspace-store.js";
@@ -310,42 +313,66 @@ function localOperator(): Principal {
   return { workspaceId: DEFAULT_WORKSPACE_ID, keyId: "local-operator", keyName: "cli", scopes: new Set(SCOPES) };
 }
 
-async function keysAdmin(flags: CommonFlags): Promise<{ store: SqlDatabase; admin: AdminService; operator: Principal; audit: (event: Omit<AuditEvent, "actor" | "outcome">) => Promise<void>; close: () => Promise<void> }> {
+/**
+ * The store the configuration names (the data folder's SQLite, or the team's Postgres with
+ * `--database`) and its audit trail; on Postgres also the key provider, which unseals the
+ * signing keys the replicas share.
+ */
+async function openStoreAndTrail(config: Config): Promise<{ store: SqlDatabase; trail: AuditService; provider: KeyProvider | null; close: () => Promise<void> }> {
+  const store = await openSqlDatabase(databaseLocationOf(config));
+  let provider: KeyProvider | null = null;
+  try {
+    provider = store.dialect === "postgres" ? await openKeyProvider(config.security, { dataDir: config.dataDir }) : null;
+    const trail = await openAudit(store, config.dataDir, { signer: provider ? AuditSigner.fromPem(await sharedAuditSigningKey(store, provider)) : undefined });
+    return {
+      store,
+      trail,
+      provider,
+      close: async () => {
+        try {
+          await trail.close();
+        } finally {
+          await provider?.close();
+          await store.close();
+        }
+      },
+    };
+  } catch (error) {
+    await provider?.close();
+    await store.close();
+    throw error;
+  }
+}
+
+async function keysAdmin(flags: CommonFlags): Promise<{ store: SqlDatabase; provider: KeyProvider | null; admin: AdminService; operator: Principal; audit: (event: Omit<AuditEvent, "actor" | "outcome">) => Promise<void>; close: () => Promise<void> }> {
   const config = configFrom(flags);
-  const store = await openSqlDatabase({ kind: "sqlite", dataDir: config.dataDir });
-  let trail: AuditService;
+  const opened = await openStoreAndTrail(config);
+  const { store, trail, provider } = opened;
   const admin = new AdminService(new WorkspaceStore(store), new ApiKeyStore(store));
   try {
     await admin.bootstrap(config.apiKey);
-    trail = await openAudit(store, config.dataDir);
   } catch (error) {
-    await store.close();
+    await opened.close();
     throw error;
   }
   // Offline changes are audited like the API's, as the local operator.
   const audit = async (event: Omit<AuditEvent, "actor" | "outcome">) => {
     await trail.recordNow({ ...event, actor: "cli", outcome: "success" });
   };
-  return {
-    store,
-    admin,
-    operator: localOperator(),
-    audit,
-    close: async () => {
-      try {
-        await trail.close();
-      } finally {
-        await store.close();
-      }
-    },
-  };
+  return { store, provider, admin, operator: localOperator(), audit, close: opened.close };
 }
 
 /** Service accounts of the data directory, managed offline as the local operator (audited as `cli`). */
 async function serviceAccountsAdmin(flags: CommonFlags) {
   const config = configFrom(flags);
-  const { store, admin, operator, audit, close } = await keysAdmin(flags);
-  const keys = await OAuthKeys.open(path.join(config.dataDir, "keys", "oauth-signing.json"));
+  const { store, provider, admin, operator, audit, close } = await keysAdmin(flags);
+  let keys: OAuthKeys;
+  try {
+    keys = provider ? await OAuthKeys.open(new SqlKeyVault(store, provider, "oauth")) : await OAuthKeys.open(path.join(config.dataDir, "keys", "oauth-signing.json"));
+  } catch (error) {
+    await close();
+    throw error;
+  }
   const accounts = new ServiceAccountService(new ServiceAccountStore(store), admin, keys, {
     issuer: () => config.oauth.issuer ?? `http://${config.host}:${config.port}`,
     audience: "pustaka-api",
@@ -482,8 +509,7 @@ export function buildProgram(): Command {
     .option("--destroy-old", "HSM: destroy the earlier KEKs in the token afterwards (an old key file is always removed)")
     .action(async (flags: CommonFlags & { destroyOld?: boolean }) => {
       const config = configFrom(flags);
-      const store = await openSqlDatabase({ kind: "sqlite", dataDir: config.dataDir });
-      const trail = await openAudit(store, config.dataDir);
+      const { store, trail, close } = await openStoreAndTrail(config);
       try {
         let result: Awaited<ReturnType<typeof rotateConfiguredKek>>;
         try {
@@ -500,15 +526,11 @@ export function buildProgram(): Command {
           data: { old_provider: result.oldProviderId, new_provider: result.newProviderId, rewrapped: result.rewrapped, retired: result.retired, destroy_old: flags.destroyOld === true },
         });
         process.stdout.write(
-          `rewrapped ${result.rewrapped.corpora} corpus and ${result.rewrapped.conversations} conversation keys\n  old KEK ${result.oldProviderId}\n  new KEK ${result.newProviderId}\n` +
+          `rewrapped ${result.rewrapped.corpora} corpus, ${result.rewrapped.conversations} conversation, ${result.rewrapped.responses} stored-response, ${result.rewrapped.remoteModels} remote-model and ${result.rewrapped.signingKeys} signing keys\n  old KEK ${result.oldProviderId}\n  new KEK ${result.newProviderId}\n` +
             (result.retired.length ? `  retired ${result.retired.join(", ")}\n` : ""),
         );
       } finally {
-        try {
-          await trail.close();
-        } finally {
-          await store.close();
-        }
+        await close();
       }
     });
   const sa = program.command("service-accounts").description("manage service accounts (OAuth 2.0 clients) directly in the data directory");

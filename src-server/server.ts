@@ -62,14 +62,23 @@ import { openKeyProvider } from "./security/key-providers.js";
 import { markServerRunning } from "./store/server-pid-file.js";
 import { ApiKeyStore } from "./store/api-key-store.js";
 import { SnapshotFiles } from "./store/snapshot-files.js";
-import { BlobStore } from "./store/blob-store.js";
+import { BlobStore, type BlobStorage } from "./store/blob-store.js";
+import { SqlBlobStore } from "./store/sql-blob-store.js";
+import { LocalBus, PgNotifyBus, type MessageBus } from "./store/message-bus.js";
+import { CorpusFeed } from "./store/corpus-feed.js";
+import { CorpusFollower } from "./rag/retrieval/corpus-follower.js";
+import { PgBossIndexJobs } from "./rag/index-queue.js";
+import { LeaseStore, REPLICA_LEASE_PREFIX } from "./store/lease-store.js";
+import { SqlColdStore } from "./store/sql-cold-store.js";
+import type { ColdStore } from "./store/cold-store.js";
+import { SqlKeyVault, sharedAuditSigningKey } from "./security/sql-key-vault.js";
+
 import { ChunkStore } from "./store/chunk-store.js";
 import { CorpusStore } from "./store/corpus-store.js";
 import { SqliteColdStore } from "./store/sqlite-cold-store.js";
 import { TombstoneCatalog } from "./store/tombstone-catalog.js";
 import { TombstoneService } from "./rag/tombstone-service.js";
 import { secondsOf, systemClock, type Clock } from "./domain/clock.js";
-import type { Database } from "./store/database.js";
 import { databaseLocationOf, latestSchemaVersion, openSqlDatabase, type SqlDatabase } from "./store/sql-database.js";
 import { Readiness } from "./ops/readiness.js";
 import type { ActiveWork } from "./engine/types.js";
@@ -170,12 +179,29 @@ export async function createServer(config: Config, options: ServerOptions): Prom
   try {
     const store = await openSqlDatabase(databaseLocationOf(config));
     resources.add(() => store.close());
-    // Code not yet on the asynchronous store reads SQLite directly.
-    const db = store.sqlite!;
     // Offline commands that must not race a running server (keys rotate-kek) look for it.
     resources.add(markServerRunning(config.dataDir));
     const clock = options.clock ?? systemClock;
-    const audit = await openAudit(store, config.dataDir, { onError: (error) => logger.error({ err: error }, "audit write failed; retrying"), disabled: options.withoutAuditTrail === true, now: () => clock.now() });
+    const keyProvider: KeyProvider = await openKeyProvider(config.security, { dataDir: config.dataDir, onWarning: (message) => logger.warn(message) });
+    resources.add(() => keyProvider.close());
+    // Replicas sharing Postgres share what a lone server keeps in its data folder: originals,
+    // tombstones, signing keys, sign-in links (each sealed under the key provider where secret).
+    const shared = store.dialect === "postgres";
+    const replicaId = config.replicaId ?? `${os.hostname()}-${process.pid}`;
+    // Replicas tell each other what changed (corpus changes, progress) over Postgres LISTEN/NOTIFY.
+    let bus: MessageBus = new LocalBus();
+    if (shared && config.database.url) {
+      const notifyBus = new PgNotifyBus(config.database.url, store, (error) => logger.warn({ err: error }, "the replica message bus lost Postgres; reconnecting"));
+      await notifyBus.start();
+      bus = notifyBus;
+    }
+    resources.add(() => bus.close());
+    const audit = await openAudit(store, config.dataDir, {
+      onError: (error) => logger.error({ err: error }, "audit write failed; retrying"),
+      disabled: options.withoutAuditTrail === true,
+      now: () => clock.now(),
+      signer: shared ? AuditSigner.fromPem(await sharedAuditSigningKey(store, keyProvider)) : undefined,
+    });
     resources.add(() => audit.close());
     const admin = new AdminService(new WorkspaceStore(store), new ApiKeyStore(store));
     const { generatedSecret } = await admin.bootstrap(config.apiKey);
@@ -212,9 +238,8 @@ export async function createServer(config: Config, options: ServerOptions): Prom
     resources.add(() => engine.close());
     for (const entry of registry.entries) if (entry.remote) remote.add(entry);
     const metrics = new Metrics({ engine: () => engine.status(), upstreams: () => registry.entries.flatMap((entry) => (entry.remote ? (engine.upstreams(entry) ?? []).map((u) => ({ model: entry.id, ...u })) : [])), documents: () => rag.documentCounts() });
-    const keyProvider: KeyProvider = await openKeyProvider(config.security, { dataDir: config.dataDir, onWarning: (message) => logger.warn(message) });
-    resources.add(() => keyProvider.close());
-    const rag = composeRag(config, store, db, registry, engine, keyProvider, logger, options.workers?.documentParser, clock, audit);
+    const rag = composeRag(config, store, registry, engine, keyProvider, logger, options.workers?.documentParser, clock, audit, shared ? { bus, origin: replicaId } : null);
+    resources.add(() => rag.services.events.close());
     resources.add(() => rag.cold.close());
     resources.add(() => rag.services.tombstones.idle());
     // Deletions a crash interrupted are finished before anything else touches their corpora.
@@ -254,12 +279,13 @@ export async function createServer(config: Config, options: ServerOptions): Prom
       insecureHttp: config.upstreams.insecureHttp,
       timeouts: { connectMs: up.connectTimeoutSeconds * 1000, firstByteMs: up.firstByteTimeoutSeconds * 1000, idleMs: up.idleTimeoutSeconds * 1000 },
       onWarning: (message) => logger.warn(message),
+      replicas: shared ? { bus, origin: replicaId } : null,
     });
     await remoteModels.restore();
     resources.add(() => pulls.close());
     let url: string | undefined;
     const issuer = () => (config.oauth.issuer ?? url ?? `http://${config.host}:${config.port}`).replace(/\/+$/, "");
-    const oauthKeys = await OAuthKeys.open(path.join(config.dataDir, "keys", "oauth-signing.json"));
+    const oauthKeys = shared ? await OAuthKeys.open(new SqlKeyVault(store, keyProvider, "oauth"), undefined, { refreshMs: 60_000 }) : await OAuthKeys.open(path.join(config.dataDir, "keys", "oauth-signing.json"));
     const serviceAccounts = new ServiceAccountService(new ServiceAccountStore(store), admin, oauthKeys, {
       issuer,
       audience: "pustaka-api",
@@ -280,7 +306,7 @@ export async function createServer(config: Config, options: ServerOptions): Prom
     const conversations = new ConversationService(conversationStore, new DataKeyring(keyProvider, (id) => conversationStore.wrappedKey(id)));
     const responseStore = new ResponseStore(store);
     const responses = new ResponseArchive(responseStore, new DataKeyring(keyProvider, (id) => responseStore.wrappedKey(id)), { retentionDays: config.responses.retentionDays, now: () => secondsOf(clock) });
-    const readiness = new Readiness(config.replicaId ?? `${os.hostname()}-${process.pid}`, store, latestSchemaVersion(), keyProvider);
+    const readiness = new Readiness(replicaId, store, latestSchemaVersion(), keyProvider);
     const services: Services = {
       admin,
       sessions,
@@ -315,6 +341,7 @@ export async function createServer(config: Config, options: ServerOptions): Prom
       oauth: { accounts: serviceAccounts, keys: oauthKeys },
       securityStatus,
       readiness,
+      replicaHeader: shared || config.replicaId ? replicaId : null,
       metrics,
       rag: { ...rag.services, upload: { maxFiles: config.rag.maxFilesPerUpload, maxFileBytes: config.rag.maxFileBytes } },
       http: { host: config.host, allowedHosts: config.allowedHosts, maxJsonBodyBytes: config.limits.maxJsonBodyBytes },
@@ -376,10 +403,29 @@ export async function createServer(config: Config, options: ServerOptions): Prom
         const address = server.address() as AddressInfo;
         const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
         url = `${tls ? "https" : "http"}://${host}:${address.port}`;
-        logger.info({ url, models: registry.entries.map((e) => e.id) }, "listening");
+        logger.info({ url, replica: readiness.replica, store: store.location, models: registry.entries.map((e) => e.id) }, "listening");
+        if (shared && !config.oauth.issuer) {
+          logger.warn({ replica: readiness.replica }, "replicas share a store but oauth.issuer is not set: each replica names itself as the issuer, so a token one signs is refused by the others; set oauth.issuer to the load balancer's URL");
+        }
         if (!tls && !isLoopbackHost(config.host)) {
           logger.warn({ host: config.host }, "serving plain HTTP beyond this machine (insecure HTTP allowed): API keys and documents cross the network unencrypted");
         }
+        if (shared) {
+          // The replica's heartbeat: offline commands that must not race a serving replica
+          // (keys rotate-kek) see it; it lapses 30 s after a crash.
+          const leases = new LeaseStore(store);
+          const lease = REPLICA_LEASE_PREFIX + readiness.replica;
+          const beat = () => leases.acquire(lease, readiness.replica, 30_000).catch((error: unknown) => logger.warn({ err: error }, "the replica heartbeat could not be written"));
+          await beat();
+          const heartbeat = setInterval(() => void beat(), 10_000);
+          heartbeat.unref();
+          resources.add(async () => {
+            clearInterval(heartbeat);
+            await leases.release(lease, readiness.replica).catch(() => undefined);
+          });
+        }
+        await rag.follower?.start();
+        if (rag.follower) resources.add(() => rag.follower!.close());
         rag.indexer.start();
         // Expired tombstones and keys are destroyed now and hourly; what is destroyed is reported through `onPurged`.
         const purgeTombstones = () => rag.services.tombstones.purge().catch((error: unknown) => logger.error({ err: error }, "purging tombstones failed"));
@@ -423,9 +469,10 @@ export async function createServer(config: Config, options: ServerOptions): Prom
  * (`keys/audit-signing.pem`) and its signed heads (`audit-heads.json`). The CLI opens the
  * same for offline changes.
  */
-export async function openAudit(store: SqlDatabase, dataDir: string, options: { onError?: (error: unknown) => void; now?: () => number; disabled?: boolean } = {}): Promise<AuditService> {
-  const signer = AuditSigner.open(path.join(dataDir, "keys", "audit-signing.pem"));
-  return AuditService.open(new AuditStore(store), signer, { headsFile: path.join(dataDir, "audit-heads.json"), ...options });
+export async function openAudit(store: SqlDatabase, dataDir: string, options: { onError?: (error: unknown) => void; now?: () => number; disabled?: boolean; signer?: AuditSigner | undefined } = {}): Promise<AuditService> {
+  const { signer: given, ...rest } = options;
+  const signer = given ?? AuditSigner.open(path.join(dataDir, "keys", "audit-signing.pem"));
+  return AuditService.open(new AuditStore(store), signer, { headsFile: path.join(dataDir, "audit-heads.json"), ...rest });
 }
 
 /** `createServer` then `listen`: the URL and the running server. */
@@ -450,22 +497,26 @@ function readTlsFile(file: string, what: "certificate" | "key"): Buffer {
 }
 
 /** The grounded-answer half: stores, keys, indexes, services and the indexing worker. */
-function composeRag(config: Config, store: SqlDatabase, db: Database, registry: ModelRegistry, engine: InferenceEngine, keyProvider: KeyProvider, logger: Logger, parserModule: string | undefined, clock: Clock, audit: AuditService) {
+function composeRag(config: Config, store: SqlDatabase, registry: ModelRegistry, engine: InferenceEngine, keyProvider: KeyProvider, logger: Logger, parserModule: string | undefined, clock: Clock, audit: AuditService, replicas: { bus: MessageBus; origin: string } | null) {
+  // Replicas sharing the store record every change to a corpus's chunks in the change feed, which each follows.
+  const feed = replicas ? new CorpusFeed(store, replicas.origin) : null;
   const corpusStore = new CorpusStore(store);
   const documentStore = new DocumentStore(store);
-  const chunkStore = new ChunkStore(store);
+  const chunkStore = new ChunkStore(store, feed);
   const keyring = new CorpusKeyring(keyProvider, corpusStore);
-  const plainBlobs = new BlobStore(path.join(config.dataDir, "blobs"));
+  const shared = store.dialect === "postgres";
+  const plainBlobs: BlobStorage = shared ? new SqlBlobStore(store) : new BlobStore(path.join(config.dataDir, "blobs"));
   const blobs = new EncryptedBlobStore(plainBlobs, keyring);
   const indexes = new CorpusIndexes(chunkStore, keyring, {
     snapshots: new SnapshotFiles(path.join(config.dataDir, "index-snapshots")),
     onEvent: (event) => (event.type === "snapshot.failed" || event.type === "snapshot.rejected" ? logger.warn(event, "corpus index snapshot not used") : logger.info(event, "corpus index")),
   });
-  const events = new CorpusEvents();
-  // Tombstones of deletions: catalogue in the primary database, sealed payload in a cold store of its own.
-  const cold = new SqliteColdStore(path.join(config.dataDir, "cold"));
+  const events = new CorpusEvents(replicas ? { ...replicas, onError: (error) => logger.warn({ err: error }, "a progress event did not reach the other replicas") } : null);
+  // Tombstones of deletions: catalogue in the primary database, sealed payload in a cold store of its own
+  // (a file apart on a lone server; the shared store's cold tables for replicas).
+  const cold: ColdStore = shared ? new SqlColdStore(store) : new SqliteColdStore(path.join(config.dataDir, "cold"));
   const tombstones = new TombstoneService({
-    catalog: new TombstoneCatalog(store),
+    catalog: new TombstoneCatalog(store, feed),
     cold,
     corpora: corpusStore,
     documents: documentStore,
@@ -496,8 +547,29 @@ function composeRag(config: Config, store: SqlDatabase, db: Database, registry: 
   const corpora = new CorpusService({ corpora: corpusStore, keyring, tombstones, indexes, events, registry, defaultEmbeddingModel: config.models.defaultEmbedding, promptsFor: (model) => embeddingPromptsFor(model, config.models.embeddingPrompts),
     measureDimensions: async (model) => (await engine.embed(model, ["dimension probe"], AbortSignal.timeout(config.upstreams.firstByteTimeoutSeconds * 1000))).vectors[0]?.length ?? null,
   });
+  const leases = new LeaseStore(store);
   const indexer = new Indexer(
-    { corpora: corpusStore, documents: documentStore, chunks: chunkStore, blobs, keyring, indexes, events, registry, engine, logger },
+    {
+      corpora: corpusStore,
+      documents: documentStore,
+      chunks: chunkStore,
+      blobs,
+      keyring,
+      indexes,
+      events,
+      registry,
+      engine,
+      logger,
+      replicas:
+        replicas && config.database.url
+          ? {
+              jobs: new PgBossIndexJobs(config.database.url, logger),
+              claimant: replicas.origin,
+              liveReplicas: async () => (await leases.live(REPLICA_LEASE_PREFIX)).map((l) => l.holder),
+              sweepLease: () => leases.acquire("index-sweep", replicas.origin, 20_000),
+            }
+          : undefined,
+    },
     {
       targetTokens: config.rag.chunkTargetTokens,
       maxTokens: config.rag.chunkMaxTokens,
@@ -509,7 +581,7 @@ function composeRag(config: Config, store: SqlDatabase, db: Database, registry: 
       parserModule,
     },
   );
-  const documents = new DocumentService({ documents: documentStore, corpora, blobs, indexes, events, tombstones, onQueued: () => indexer.wake(), maxFileBytes: config.rag.maxFileBytes });
+  const documents = new DocumentService({ documents: documentStore, corpora, blobs, indexes, events, tombstones, onQueued: (ids) => indexer.wake(ids), maxFileBytes: config.rag.maxFileBytes });
   const queries = new QueryService({
     corpora,
     documents: documentStore,
@@ -526,5 +598,6 @@ function composeRag(config: Config, store: SqlDatabase, db: Database, registry: 
   });
   const tuning = new SearchTuningService({ corpora, documents: documentStore, indexes, registry, engine, queries });
   const sources = new SourceService({ corpora, documents: documentStore, chunks: chunkStore, keyring, blobs });
-  return { indexer, indexes, cold, corpusStore, documentCounts: () => documentStore.countsByStatus(), services: { corpora, documents, queries, tuning, sources, events, tombstones } };
+  const follower = feed && replicas ? new CorpusFollower(feed, replicas.bus, indexes, { logger }) : null;
+  return { indexer, indexes, follower, feed, cold, corpusStore, documentCounts: () => documentStore.countsByStatus(), services: { corpora, documents, queries, tuning, sources, events, tombstones } };
 }

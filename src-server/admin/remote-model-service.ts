@@ -14,6 +14,7 @@ import type { UpstreamStatus } from "../engine/types.js";
 import { MODEL_ID } from "../models/catalog.js";
 import type { ModelType } from "../models/gguf-summary.js";
 import { ModelConfigError, type ModelEntry, type ModelRegistry } from "../models/model-registry.js";
+import type { MessageBus } from "../store/message-bus.js";
 import { isPlainHttpBeyondLoopback, parseUpstreamUrl, upstreamAllowed, type RemoteModelSpec, type UpstreamTarget, type UpstreamTls } from "../models/remote-binding.js";
 import type { DataKeyring } from "../security/data-keyring.js";
 import type { RemoteModelRecord, RemoteModelStore } from "../store/remote-model-store.js";
@@ -86,25 +87,70 @@ export interface RemoteModelServiceDeps {
   insecureHttp: boolean;
   timeouts: UpstreamTimeouts;
   onWarning?: (message: string) => void;
+  /**
+   * Replicas sharing the store: an addition or removal made at one is announced on the bus,
+   * and every other replica brings its registry in step with the store.
+   */
+  replicas?: { bus: MessageBus; origin: string } | null;
 }
 
 const aad = (id: string) => `remote-model:${id}`;
+const CHANNEL = "pustaka_remote_models";
 
 export class RemoteModelService {
-  constructor(private readonly deps: RemoteModelServiceDeps) {}
+  /** Ids of the models this process serves because the store holds them (added through the API). */
+  private readonly fromStore = new Set<string>();
+  private syncing: Promise<void> = Promise.resolve();
+
+  constructor(private readonly deps: RemoteModelServiceDeps) {
+    const replicas = deps.replicas;
+    replicas?.bus.subscribe(CHANNEL, (origin) => {
+      if (origin !== replicas.origin) void this.sync();
+    });
+    replicas?.bus.onReconnect(() => void this.sync());
+  }
 
   /** Serves the models added through the API before the last stop (a model that cannot be restored is reported, not fatal). */
   async restore(): Promise<void> {
-    for (const record of await this.deps.store.list()) {
+    await this.sync();
+  }
+
+  /**
+   * Brings the models served from the store in step with it: those added (here or at
+   * another replica) are served, those removed are not. Runs one at a time.
+   */
+  sync(): Promise<void> {
+    this.syncing = this.syncing.then(async () => {
+      let records;
       try {
-        const spec = JSON.parse(record.spec) as StoredSpec;
-        const cipher = await this.deps.keyring.cipher(record.id);
-        const secrets = JSON.parse(cipher.open(record.secrets, aad(record.id)).toString("utf8")) as Secrets;
-        this.serve(record.id, spec, secrets);
+        records = await this.deps.store.list();
       } catch (error) {
-        this.deps.onWarning?.(`the remote model '${record.id}' added through the API cannot be served: ${(error as Error).message}`);
+        this.deps.onWarning?.(`the remote models added through the API could not be read: ${(error as Error).message}`);
+        return;
       }
-    }
+      const stored = new Set(records.map((r) => r.id));
+      for (const id of [...this.fromStore].filter((id) => !stored.has(id))) {
+        this.unserve(id);
+        this.deps.keyring.forget(id);
+      }
+      for (const record of records.filter((r) => !this.fromStore.has(r.id))) {
+        try {
+          const spec = JSON.parse(record.spec) as StoredSpec;
+          const cipher = await this.deps.keyring.cipher(record.id);
+          const secrets = JSON.parse(cipher.open(record.secrets, aad(record.id)).toString("utf8")) as Secrets;
+          this.serve(record.id, spec, secrets);
+        } catch (error) {
+          this.deps.onWarning?.(`the remote model '${record.id}' added through the API cannot be served: ${(error as Error).message}`);
+        }
+      }
+    });
+    return this.syncing;
+  }
+
+  /** Tells the other replicas the store's remote models changed (best effort: they also sync when their bus reconnects). */
+  private announce(): void {
+    const replicas = this.deps.replicas;
+    replicas?.bus.publish(CHANNEL, replicas.origin).catch((error: unknown) => this.deps.onWarning?.(`the other replicas were not told of a remote model change: ${(error as Error).message}`));
   }
 
   async list(principal: Principal): Promise<RemoteModelView[]> {
@@ -142,6 +188,7 @@ export class RemoteModelService {
       this.unserve(input.id);
       throw error;
     }
+    this.announce();
     return this.view(entry, record);
   }
 
@@ -154,6 +201,7 @@ export class RemoteModelService {
     this.unserve(id);
     await this.deps.store.delete(id);
     this.deps.keyring.forget(id);
+    this.announce();
   }
 
   /** Tests a model before it is added: each replica's `GET /models`, with its key and certificate. */
@@ -183,12 +231,14 @@ export class RemoteModelService {
     const remote: RemoteModelSpec = { type: spec.type, upstreams, contextLength: spec.contextLength ?? undefined, dimensions: spec.dimensions ?? undefined };
     const entry = this.deps.registry.addRemote(id, remote);
     this.deps.engine.add(entry);
+    this.fromStore.add(id);
     return entry;
   }
 
   private unserve(id: string): void {
     this.deps.engine.remove(id);
     this.deps.registry.removeRemote(id);
+    this.fromStore.delete(id);
   }
 
   private validate(input: RemoteModelInput): { spec: StoredSpec; secrets: Secrets } {

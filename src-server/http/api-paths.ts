@@ -7,7 +7,7 @@
  */
 import path from "node:path";
 
-export const API_PREFIXES = ["/v1", "/metrics", "/healthz", "/.well-known", "/api", "/mcp"] as const;
+export const API_PREFIXES = ["/v1", "/metrics", "/healthz", "/readyz", "/.well-known", "/api", "/mcp"] as const;
 
 /**
  * Whether `urlPath` (a request's path, or an Express route path) is the API's. Judged as

@@ -58,8 +58,8 @@ export interface DocumentServiceDeps {
   events: CorpusEvents;
   /** Where deletions go: cold storage until the retention window ends. */
   tombstones: TombstoneService;
-  /** Called when documents were queued, to wake the indexer. */
-  onQueued: () => void;
+  /** Called when documents were queued (their ids), to hand them to the indexer. */
+  onQueued: (documentIds: string[]) => void;
   maxFileBytes: number;
 }
 
@@ -156,7 +156,7 @@ export class DocumentService {
       documents.push(record);
       this.deps.events.publish(corpusId, { type: "document.status", documentId: record.id, status: "queued", error: null, chunkCount: 0 });
     }
-    if (documents.length > 0) this.deps.onQueued();
+    if (documents.length > 0) this.deps.onQueued(documents.map((d) => d.id));
     return { documents, rejected };
   }
 

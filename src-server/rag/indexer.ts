@@ -23,6 +23,7 @@ import type { CorpusEvents } from "./corpus-events.js";
 import { ParserPool } from "./ingest/parse-document.js";
 import { ParseError } from "./ingest/types.js";
 import type { CorpusIndexes } from "./retrieval/corpus-indexes.js";
+import type { IndexJobs } from "./index-queue.js";
 
 /** Pause before the queue is read again after the store failed to answer. */
 const STORE_RETRY_MS = 2000;
@@ -57,6 +58,18 @@ export interface IndexerDeps {
   registry: ModelRegistry;
   engine: InferenceEngine;
   logger: Logger;
+  /**
+   * Replicas sharing a store: the durable job queue, this replica's name (its claims), the
+   * replicas alive (their heartbeats) and a lease so one replica at a time sweeps up
+   * abandoned work. Without it (a lone server) documents are taken from the store directly.
+   */
+  replicas?: {
+    jobs: IndexJobs;
+    claimant: string;
+    liveReplicas: () => Promise<string[]>;
+    sweepLease: () => Promise<boolean>;
+    sweepEveryMs?: number;
+  } | undefined;
 }
 
 export class Indexer {
@@ -75,8 +88,13 @@ export class Indexer {
     this.parsers = new ParserPool({ ...(options.parseMemoryMb ? { maxMemoryMb: options.parseMemoryMb } : {}), ...(options.parserModule ? { parserModule: options.parserModule } : {}) });
   }
 
-  /** Requeues interrupted work and starts the loop. */
+  /** Requeues interrupted work and starts the loop (or, for replicas, starts taking jobs). */
   start(): void {
+    const replicas = this.deps.replicas;
+    if (replicas) {
+      this.running ??= this.startJobs(replicas);
+      return;
+    }
     this.running ??= (async () => {
       const requeued = await this.whileStoreAnswers(() => this.deps.documents.requeueInterrupted(nowSeconds()));
       if (requeued) this.deps.logger.info({ requeued }, "resuming interrupted indexing");
@@ -84,18 +102,77 @@ export class Indexer {
     })();
   }
 
-  /** New work was queued. */
-  wake(): void {
+  /** New work was queued (these documents, `queued` in the store). */
+  wake(documentIds: string[] = []): void {
     this.woken = true;
     this.wakeUp?.();
+    if (this.deps.replicas && documentIds.length > 0) {
+      // A lost hand-out is not lost work: the sweep sends jobs for documents queued without one.
+      this.deps.replicas.jobs.send(documentIds).catch((error: unknown) => this.deps.logger.warn({ err: error, documents: documentIds.length }, "indexing queue: jobs not sent; the sweep will send them"));
+    }
   }
 
   /** Stops after the current document's current step; unfinished work stays queued. */
   async close(): Promise<void> {
     this.abort.abort();
     this.wake();
+    if (this.sweeper) clearInterval(this.sweeper);
+    // A replica's job still running is given up with it: its document is handed back by the sweep.
+    await this.deps.replicas?.jobs.stop(2_000).catch((error: unknown) => this.deps.logger.warn({ err: error }, "indexing queue did not stop cleanly"));
     await this.running;
     await this.parsers.close();
+  }
+
+  private sweeper: NodeJS.Timeout | null = null;
+
+  /** Replicas: takes jobs from the shared queue, and sweeps up abandoned work now and then. */
+  private async startJobs(replicas: NonNullable<IndexerDeps["replicas"]>): Promise<void> {
+    // The queue starts when Postgres answers (it may be restarting as this replica starts).
+    while (!(await this.whileStoreAnswers(() => replicas.jobs.start((documentId) => this.indexJob(documentId, replicas.claimant)).then(() => true)))) {
+      if (this.abort.signal.aborted) return;
+    }
+    const sweep = () => void this.sweep(replicas).catch((error: unknown) => this.deps.logger.warn({ err: error }, "indexing queue: sweeping abandoned work failed"));
+    sweep();
+    this.sweeper = setInterval(sweep, replicas.sweepEveryMs ?? 10_000);
+    this.sweeper.unref();
+  }
+
+  /** One job: claims the document (unless another replica has it, or it is gone or done) and indexes it. */
+  private async indexJob(documentId: string, claimant: string): Promise<void> {
+    if (this.abort.signal.aborted) throw new Error("indexer stopping"); // the job is retried elsewhere
+    const document = await this.deps.documents.claim(documentId, claimant, nowSeconds());
+    if (!document) return;
+    try {
+      await this.index(document, claimant);
+    } catch (error) {
+      if (this.abort.signal.aborted) return; // left `processing`: the sweep hands it back
+      await this.fail(document, error, claimant);
+    }
+  }
+
+  /** Hands back the documents of replicas that died, and sends jobs for queued documents that have none. */
+  async sweep(replicas: NonNullable<IndexerDeps["replicas"]>): Promise<{ requeued: number; resent: number }> {
+    if (!(await replicas.sweepLease())) return { requeued: 0, resent: 0 };
+    const live = [...new Set([...(await replicas.liveReplicas()), replicas.claimant])];
+    const requeued = await this.deps.documents.requeueAbandoned(live, nowSeconds());
+    if (requeued.length > 0) this.deps.logger.warn({ documents: requeued.length }, "handing back documents whose replica stopped mid-way");
+    const pending = await replicas.jobs.pending();
+    const orphaned = (await this.deps.documents.queuedBefore(nowSeconds() - 5)).filter((id) => !pending.has(id));
+    const resend = [...new Set([...requeued, ...orphaned])];
+    await replicas.jobs.send(resend);
+    return { requeued: requeued.length, resent: resend.length };
+  }
+
+  private async fail(document: DocumentRecord, error: unknown, claimant?: string): Promise<void> {
+    const code = error instanceof ParseError ? error.code : "indexing_failed";
+    const message = error instanceof Error ? error.message : String(error);
+    // A file that cannot be parsed is the file's problem (a warning with its reason); anything else is ours.
+    const where = { documentId: document.id, corpusId: document.corpusId, filename: document.filename, code };
+    if (error instanceof ParseError) this.deps.logger.warn({ ...where, reason: message }, "document failed to index");
+    else this.deps.logger.error({ ...where, err: error }, "document failed to index");
+    // Left `processing` if the store does not answer: requeued at next start (or by the sweep).
+    const marked = await this.whileStoreAnswers(() => this.deps.documents.markFailed(document.id, { code, message }, nowSeconds(), claimant));
+    if (marked !== false) this.deps.events.publish(document.corpusId, { type: "document.status", documentId: document.id, status: "failed", error: { code, message }, chunkCount: 0 });
   }
 
   private async loop(): Promise<void> {
@@ -113,15 +190,7 @@ export class Indexer {
         await this.index(document);
       } catch (error) {
         if (this.abort.signal.aborted) return; // left `processing`: requeued at next start
-        const code = error instanceof ParseError ? error.code : "indexing_failed";
-        const message = error instanceof Error ? error.message : String(error);
-        // A file that cannot be parsed is the file's problem (a warning with its reason); anything else is ours.
-        const where = { documentId: document.id, corpusId: document.corpusId, filename: document.filename, code };
-        if (error instanceof ParseError) this.deps.logger.warn({ ...where, reason: message }, "document failed to index");
-        else this.deps.logger.error({ ...where, err: error }, "document failed to index");
-        // Left `processing` if the store does not answer: requeued at next start.
-        await this.whileStoreAnswers(() => this.deps.documents.markFailed(document.id, { code, message }, nowSeconds()));
-        this.deps.events.publish(document.corpusId, { type: "document.status", documentId: document.id, status: "failed", error: { code, message }, chunkCount: 0 });
+        await this.fail(document, error);
       }
     }
   }
@@ -144,7 +213,7 @@ export class Indexer {
     }
   }
 
-  private async index(document: DocumentRecord): Promise<void> {
+  private async index(document: DocumentRecord, claimant?: string): Promise<void> {
     const { corpusId } = document;
     const corpus = await this.deps.corpora.getAny(corpusId);
     if (!corpus) return; // deleted meanwhile
@@ -226,7 +295,8 @@ export class Indexer {
       });
       if (this.abort.signal.aborted) throw new Error("indexer stopping");
       if (!(await this.deps.documents.getById(document.id))) return; // deleted meanwhile
-      await this.deps.chunks.commitDocument(document.id, sealed, parsed.pageCount, nowSeconds());
+      // A replica presumed dead whose document went to another commits nothing (and says nothing).
+      if (!(await this.deps.chunks.commitDocument(document.id, sealed, parsed.pageCount, nowSeconds(), claimant))) return;
       await this.deps.indexes.addChunks(corpusId, sealed.map((c, i) => ({ id: c.id, documentId: document.id, vector: vectors[i]!, ...analysed[i]! })));
       lap("storeMs");
       this.deps.events.publish(corpusId, { type: "document.status", documentId: document.id, status: "indexed", error: null, chunkCount: sealed.length, timings });

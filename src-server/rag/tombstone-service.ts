@@ -26,7 +26,7 @@ import { secondsOf } from "../domain/clock.js";
 import type { Principal } from "../domain/scopes.js";
 import { ServiceError, conflict, notFound } from "../errors.js";
 import type { CorpusKeyring } from "../security/corpus-keyring.js";
-import type { BlobStore } from "../store/blob-store.js";
+import type { BlobStorage } from "../store/blob-store.js";
 import type { ChunkStore, SealedChunk } from "../store/chunk-store.js";
 import type { ColdStore } from "../store/cold-store.js";
 import type { CorpusRecord, CorpusStore } from "../store/corpus-store.js";
@@ -48,7 +48,7 @@ export interface TombstoneServiceDeps {
   documents: DocumentStore;
   chunks: ChunkStore;
   /** Stored originals exactly as on disk (sealed): moved as they are, never opened. */
-  blobs: BlobStore;
+  blobs: BlobStorage;
   keyring: CorpusKeyring;
   clock: Clock;
   /** Told what every purge destroyed (scheduled, on request, or right after a deletion with retention 0). */

@@ -158,6 +158,20 @@ export class AuditSigner {
     return new AuditSigner(key);
   }
 
+  /** A signer from a PKCS#8 PEM Ed25519 key (the shared store's, for replicas). */
+  static fromPem(pem: string): AuditSigner {
+    const key = createPrivateKey(pem);
+    if (key.asymmetricKeyType !== "ed25519") throw new Error("the audit signing key is not an Ed25519 key");
+    return new AuditSigner(key);
+  }
+
+  /** A new Ed25519 key as PKCS#8 PEM, with the key id and public key the signer will report. */
+  static generatePem(): { pem: string; keyId: string; publicKey: string } {
+    const { privateKey } = generateKeyPairSync("ed25519");
+    const signer = new AuditSigner(privateKey);
+    return { pem: privateKey.export({ type: "pkcs8", format: "pem" }).toString(), keyId: signer.keyId, publicKey: signer.publicKey };
+  }
+
   /** PEM of the public key, for pinning by whoever checks exports (`--public-key`). */
   publicKeyPem(): string {
     return createPublicKey(this.privateKey).export({ type: "spki", format: "pem" }).toString();

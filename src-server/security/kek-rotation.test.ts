@@ -17,6 +17,8 @@ import { markServerRunning } from "../store/server-pid-file.js";
 import type { SqlDatabase } from "../store/sql-database.js";
 import { CorpusKeyring } from "./corpus-keyring.js";
 import { DataKeyring } from "./data-keyring.js";
+import { OAuthKeys } from "./oauth-keys.js";
+import { SqlKeyVault } from "./sql-key-vault.js";
 import { rotateConfiguredKek, rotateKek } from "./kek-rotation.js";
 import type { KeyProvider, RotatableKeyProvider } from "./key-provider.js";
 import { LocalKeyFileProvider } from "./local-key-file-provider.js";
@@ -42,6 +44,8 @@ function keyrings(db: SqlDatabase, provider: KeyProvider) {
   return {
     corpus: new CorpusKeyring(provider, new CorpusStore(db)),
     conversation: new DataKeyring(provider, async (id) => (await db.db.selectFrom("conversations").select("wrapped_key").where("id", "=", id).executeTakeFirst())?.wrapped_key),
+    response: new DataKeyring(provider, async (id) => (await db.db.selectFrom("responses").select("wrapped_key").where("id", "=", id).executeTakeFirst())?.wrapped_key),
+    remote: new DataKeyring(provider, async (id) => (await db.db.selectFrom("remote_models").select("wrapped_key").where("id", "=", id).executeTakeFirst())?.wrapped_key),
   };
 }
 
@@ -67,6 +71,17 @@ async function fixture(db: SqlDatabase, provider: KeyProvider): Promise<Fixture>
     .values({ id: "conv_1", workspace_id: "ws_default", corpus_id: null, key_provider: conversationKey.provider, wrapped_key: conversationKey.wrappedKey, title, created_at: 1, updated_at: 1 })
     .execute();
   sealed.set("conv_1", [title, "a title"]);
+  // A stored response and a remote model's secrets: their own data keys, in their own tables.
+  for (const [table, id] of [["responses", "resp_1"], ["remote_models", "rm_1"]] as const) {
+    const ring = new DataKeyring(provider, () => undefined);
+    const key = await ring.create(id);
+    const body = (await ring.cipher(id)).seal(Buffer.from(`secret of ${id}`), `body:${id}`);
+    if (table === "responses") await db.db.insertInto("responses").values({ id, workspace_id: "ws_default", key_provider: key.provider, wrapped_key: key.wrappedKey, body, created_at: 1, expires_at: null }).execute();
+    else await db.db.insertInto("remote_models").values({ id, spec: "{}", key_provider: key.provider, wrapped_key: key.wrappedKey, secrets: body, created_at: 1, created_by: "test" }).execute();
+    sealed.set(id, [body, `secret of ${id}`]);
+  }
+  // The shared OAuth signing key (replicas on Postgres keep it sealed in the store).
+  await OAuthKeys.open(new SqlKeyVault(db, provider, "oauth"));
   return { db, dataDir, sealed };
 }
 
@@ -74,10 +89,11 @@ async function fixture(db: SqlDatabase, provider: KeyProvider): Promise<Fixture>
 async function assertReadable(f: Fixture, provider: KeyProvider): Promise<void> {
   const rings = keyrings(f.db, provider);
   for (const [id, [value, plain]] of f.sealed) {
-    const ring = id.startsWith("conv_") ? rings.conversation : rings.corpus;
-    const aad = id.startsWith("conv_") ? `title:${id}` : `chunk:${id}`;
+    const ring = id.startsWith("conv_") ? rings.conversation : id.startsWith("resp_") ? rings.response : id.startsWith("rm_") ? rings.remote : rings.corpus;
+    const aad = id.startsWith("conv_") ? `title:${id}` : id.startsWith("resp_") || id.startsWith("rm_") ? `body:${id}` : `chunk:${id}`;
     assert.equal((await ring.cipher(id)).open(value, aad).toString(), plain, `${id} readable`);
   }
+  assert.equal((await new SqlKeyVault(f.db, provider, "oauth").load()).length, 1, "the signing key unseals");
 }
 
 /** A provider whose `wrapKey` fails after `okCalls` calls (to fail a rotation half-way). */
@@ -107,9 +123,9 @@ describeBackends("KEK rotation, local key file", (backend) => {
 
     assert.equal(result.oldProviderId, before[0]!.provider);
     assert.notEqual(result.newProviderId, result.oldProviderId);
-    assert.deepEqual(result.rewrapped, { corpora: 2, conversations: 1 }, "the deleted corpus's key too");
+    assert.deepEqual(result.rewrapped, { corpora: 2, conversations: 1, responses: 1, remoteModels: 1, signingKeys: 1 }, "the deleted corpus's key too");
     assert.deepEqual(result.retired, [result.oldProviderId]);
-    assert.deepEqual(result.before, { [result.oldProviderId]: 3 });
+    assert.deepEqual(result.before, { [result.oldProviderId]: 6 });
     const after = await wrappedRows(f.db);
     for (const [i, row] of after.entries()) {
       assert.equal(row.provider, result.newProviderId);
@@ -144,7 +160,7 @@ describeBackends("KEK rotation, local key file", (backend) => {
     assert.deepEqual(readdirSync(dir).sort(), ["kek.bin", "kek.bin.1.retired"]);
     await assertReadable(f, new LocalKeyFileProvider(file)); // the retired key still unwraps
     const result = await rotateConfiguredKek(f.db, { provider: "local-file", keyFile: file }, { dataDir: f.dataDir });
-    assert.deepEqual(result.rewrapped, { corpora: 2, conversations: 1 });
+    assert.deepEqual(result.rewrapped, { corpora: 2, conversations: 1, responses: 1, remoteModels: 1, signingKeys: 1 });
     assert.deepEqual(readdirSync(dir), ["kek.bin"]);
     await assertReadable(f, new LocalKeyFileProvider(file));
   });
@@ -178,7 +194,7 @@ describeBackends("KEK rotation, PKCS#11 (SoftHSM2)", (backend) => {
       const before = await wrappedRows(f.db);
       const first = await rotateKek(f.db, provider);
       assert.match(first.newProviderId, /^pkcs11:.*:v2\./);
-      assert.deepEqual(first.rewrapped, { corpora: 2, conversations: 1 });
+      assert.deepEqual(first.rewrapped, { corpora: 2, conversations: 1, responses: 1, remoteModels: 1, signingKeys: 1 });
       assert.deepEqual(first.retired, []);
       assert.equal(provider.kekIds().length, 2, "the old KEK stays in the token");
       (await wrappedRows(f.db)).forEach((row, i) => {

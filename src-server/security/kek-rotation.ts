@@ -15,6 +15,7 @@ import { existsSync } from "node:fs";
 import { ServiceError } from "../errors.js";
 import type { SqlDatabase } from "../store/sql-database.js";
 import { runningServerPid } from "../store/server-pid-file.js";
+import { LeaseStore, REPLICA_LEASE_PREFIX } from "../store/lease-store.js";
 import { WrappedKeyStore, type WrappedKeyRow } from "../store/wrapped-key-store.js";
 import type { KeyProvider, RotatableKeyProvider } from "./key-provider.js";
 import { localKeyFile, openKeyProvider, type KeyProviderSettings } from "./key-providers.js";
@@ -25,7 +26,7 @@ export interface KekRotationResult {
   oldProviderId: string;
   /** The provider id every stored key now records. */
   newProviderId: string;
-  rewrapped: { corpora: number; conversations: number };
+  rewrapped: { corpora: number; conversations: number; responses: number; remoteModels: number; signingKeys: number };
   /** KEKs retired after the commit: a removed key file, destroyed HSM keys (`destroyOld`). */
   retired: string[];
   /** Provider ids the stored keys recorded before, with their counts. */
@@ -48,7 +49,7 @@ export async function rotateKek(store: SqlDatabase, provider: RotatableKeyProvid
   try {
     for (const row of rows) unwrapped.push({ row, key: await unwrapWithAny(row, [provider, ...(options.previous ?? [])]) });
     const kekSwitch = await provider.beginRotation();
-    let counts: { corpus: number; conversation: number };
+    let counts: Record<WrappedKeyRow["kind"], number>;
     try {
       const rewrapped: (WrappedKeyRow & { rewrapped: Buffer })[] = [];
       for (const { row, key } of unwrapped) {
@@ -65,7 +66,7 @@ export async function rotateKek(store: SqlDatabase, provider: RotatableKeyProvid
       throw error;
     }
     const retired = await kekSwitch.commit({ destroyOld: options.destroyOld });
-    return { oldProviderId: kekSwitch.previousId, newProviderId: kekSwitch.id, rewrapped: { corpora: counts.corpus, conversations: counts.conversation }, retired, before };
+    return { oldProviderId: kekSwitch.previousId, newProviderId: kekSwitch.id, rewrapped: { corpora: counts.corpus, conversations: counts.conversation, responses: counts.response, remoteModels: counts.remote_model, signingKeys: counts.signing_key }, retired, before };
   } finally {
     for (const { key } of unwrapped) key.fill(0);
   }
@@ -95,6 +96,12 @@ export async function rotateConfiguredKek(store: SqlDatabase, settings: KeyProvi
   const pid = runningServerPid(options.dataDir);
   if (pid !== null) {
     throw new ServiceError("conflict", `a Pustaka server (pid ${pid}) is using ${options.dataDir}; stop it before rotating the key-encryption key`, { code: "server_running" });
+  }
+  // Replicas sharing the store hold a heartbeat lease each: one still running would go on
+  // wrapping new keys under the KEK this rotation retires.
+  const replicas = await new LeaseStore(store).live(REPLICA_LEASE_PREFIX);
+  if (replicas.length > 0) {
+    throw new ServiceError("conflict", `replicas are still serving this database (${replicas.map((r) => r.holder).join(", ")}); stop every replica before rotating the key-encryption key`, { code: "server_running" });
   }
   const provider = await openKeyProvider(settings, { dataDir: options.dataDir });
   const previous: KeyProvider[] = [];

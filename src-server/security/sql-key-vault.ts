@@ -7,6 +7,7 @@
 import type { JWK } from "jose";
 import { DataCipher, newDataKey } from "./data-cipher.js";
 import type { KeyProvider } from "./key-provider.js";
+import { AuditSigner } from "./audit-chain.js";
 import type { KeyVault, StoredKey } from "./oauth-keys.js";
 import type { SqlDatabase } from "../store/sql-database.js";
 
@@ -22,6 +23,18 @@ export class SqlKeyVault implements KeyVault {
 
   private aad(kid: string): string {
     return `signing:${this.purpose}:${kid}`;
+  }
+
+  /** The key's row: its private half sealed under a fresh data key, which the provider wraps. */
+  private async sealedRow(key: StoredKey) {
+    const dataKey = newDataKey();
+    try {
+      const sealed = new DataCipher(dataKey).seal(Buffer.from(key.privateKey, "utf8"), this.aad(key.kid));
+      const wrapped = await this.provider.wrapKey(dataKey);
+      return { purpose: this.purpose, kid: key.kid, key_provider: this.provider.id, wrapped_key: wrapped, sealed, public_key: JSON.stringify(key.publicJwk), created_at: key.createdAt, retires_at: key.retiresAt };
+    } finally {
+      dataKey.fill(0);
+    }
   }
 
   async load(): Promise<StoredKey[]> {
@@ -45,19 +58,11 @@ export class SqlKeyVault implements KeyVault {
 
   async update(change: { fresh: StoredKey; retire: { kid: string; retiresAt: number }[]; forget: string[] }): Promise<void> {
     const { fresh } = change;
-    const dataKey = newDataKey();
-    let sealed: Buffer;
-    let wrapped: Buffer;
-    try {
-      sealed = new DataCipher(dataKey).seal(Buffer.from(fresh.privateKey, "utf8"), this.aad(fresh.kid));
-      wrapped = await this.provider.wrapKey(dataKey);
-    } finally {
-      dataKey.fill(0);
-    }
+    const row = await this.sealedRow(fresh);
     await this.store.transaction(async (tx) => {
       await tx
         .insertInto("signing_keys")
-        .values({ purpose: this.purpose, kid: fresh.kid, key_provider: this.provider.id, wrapped_key: wrapped, sealed, public_key: JSON.stringify(fresh.publicJwk), created_at: fresh.createdAt, retires_at: fresh.retiresAt })
+        .values(row)
         .onConflict((oc) => oc.columns(["purpose", "kid"]).doNothing())
         .execute();
       for (const { kid, retiresAt } of change.retire) {
@@ -74,4 +79,28 @@ export class SqlKeyVault implements KeyVault {
     });
     this.unsealed.set(fresh.kid, fresh.privateKey);
   }
+
+  /**
+   * Adds `key` unless the vault already holds one (under a lock, so replicas starting
+   * together agree on one); returns the oldest key (the one every replica uses).
+   */
+  async firstOrAdd(key: StoredKey): Promise<StoredKey> {
+    const existing = await this.load();
+    if (existing.length > 0) return existing[0]!;
+    const row = await this.sealedRow(key);
+    await this.store.transaction(async (tx) => {
+      await this.store.lock(tx, [`signing:${this.purpose}`]);
+      const any = await tx.selectFrom("signing_keys").select("kid").where("purpose", "=", this.purpose).limit(1).executeTakeFirst();
+      if (any) return;
+      await tx.insertInto("signing_keys").values({ ...row, retires_at: null }).execute();
+    });
+    return (await this.load())[0]!;
+  }
+}
+
+/** The audit trail's signing key shared by every replica (made by the first to start), as PKCS#8 PEM. */
+export async function sharedAuditSigningKey(store: SqlDatabase, provider: KeyProvider, now = Math.floor(Date.now() / 1000)): Promise<string> {
+  const fresh = AuditSigner.generatePem();
+  const kept = await new SqlKeyVault(store, provider, "audit").firstOrAdd({ kid: fresh.keyId, privateKey: fresh.pem, publicJwk: { kty: "OKP", crv: "Ed25519", spki: fresh.publicKey } as JWK, createdAt: now, retiresAt: null });
+  return kept.privateKey;
 }

@@ -5,6 +5,7 @@
 import type { Selectable } from "kysely";
 import type { ChunksTable } from "./schema.js";
 import type { SqlDatabase } from "./sql-database.js";
+import type { CorpusFeed } from "./corpus-feed.js";
 
 export interface SealedChunk {
   id: string;
@@ -87,24 +88,34 @@ function* slices<T>(items: readonly T[], size: number): Generator<T[]> {
 export const corpusRowsLock = (corpusId: string) => `corpus-rows:${corpusId}`;
 
 export class ChunkStore {
-  constructor(private readonly store: SqlDatabase) {}
+  /** `feed`: where replicas sharing the store learn of committed documents (none for a lone server). */
+  constructor(
+    private readonly store: SqlDatabase,
+    private readonly feed: CorpusFeed | null = null,
+  ) {}
 
   /**
    * Stores a document's chunks and marks it indexed in one transaction: after a crash a
    * document has either all its chunks or none, never a part, never twice. The chunks go
-   * in as multi-row inserts (thousands per statement).
+   * in as multi-row inserts (thousands per statement). False when `claimant` no longer
+   * holds the document (nothing was written).
    */
-  async commitDocument(documentId: string, chunks: SealedChunk[], pageCount: number | null, now: number): Promise<void> {
+  async commitDocument(documentId: string, chunks: SealedChunk[], pageCount: number | null, now: number, claimant?: string): Promise<boolean> {
     const corpusId = chunks[0]?.corpusId;
-    await this.store.transaction(async (tx) => {
+    return this.store.transaction(async (tx) => {
       if (corpusId !== undefined) await this.store.lock(tx, [corpusRowsLock(corpusId)]);
+      // With a claimant (replicas), only while it still holds the document: one that was
+      // presumed dead and whose work went to another commits nothing.
+      let mark = tx
+        .updateTable("documents")
+        .set({ status: "indexed", chunk_count: chunks.length, page_count: pageCount, error_code: null, error_message: null, indexed_at: now, updated_at: now, claimed_by: null })
+        .where("id", "=", documentId);
+      if (claimant !== undefined) mark = mark.where("status", "=", "processing").where("claimed_by", "=", claimant);
+      if (Number((await mark.executeTakeFirst()).numUpdatedRows) === 0 && claimant !== undefined) return false;
       await tx.deleteFrom("chunks").where("document_id", "=", documentId).execute();
       for (const rows of slices(chunks, INSERT_ROWS)) await tx.insertInto("chunks").values(rows.map(toRow)).execute();
-      await tx
-        .updateTable("documents")
-        .set({ status: "indexed", chunk_count: chunks.length, page_count: pageCount, error_code: null, error_message: null, indexed_at: now, updated_at: now })
-        .where("id", "=", documentId)
-        .execute();
+      if (corpusId !== undefined) await this.feed?.record(tx, { corpusId, documentId, change: "indexed" });
+      return true;
     });
   }
 

@@ -185,13 +185,49 @@ export class DocumentStore {
     }
   }
 
+  /**
+   * Claims one document for `claimant` (a replica): a conditional update `queued` →
+   * `processing`, so of several replicas handed the same document exactly one gets it.
+   */
+  async claim(id: string, claimant: string, now: number): Promise<DocumentRecord | undefined> {
+    const claimed = await this.store.db
+      .updateTable("documents")
+      .set((eb) => ({ status: "processing", claimed_by: claimant, attempts: eb("attempts", "+", 1), updated_at: now }))
+      .where("id", "=", id)
+      .where("status", "=", "queued")
+      .returningAll()
+      .executeTakeFirst();
+    return claimed ? toRecord(claimed) : undefined;
+  }
+
+  /**
+   * Documents a replica was indexing when it died (its claimant is not among `live`) go
+   * back to the queue; returns their ids, to hand out again.
+   */
+  async requeueAbandoned(live: readonly string[], now: number): Promise<string[]> {
+    let query = this.store.db.updateTable("documents").set({ status: "queued", claimed_by: null, updated_at: now }).where("status", "=", "processing");
+    if (live.length > 0) query = query.where((eb) => eb.or([eb("claimed_by", "is", null), eb("claimed_by", "not in", [...live])]));
+    const rows = await query.returning("id").execute();
+    return rows.map((r) => r.id);
+  }
+
+  /** Ids of documents queued before `beforeSeconds` (whose hand-out may have been lost). */
+  async queuedBefore(beforeSeconds: number, limit = 500): Promise<string[]> {
+    const rows = await this.store.db.selectFrom("documents").select("id").where("status", "=", "queued").where("updated_at", "<", beforeSeconds).orderBy("created_at").limit(limit).execute();
+    return rows.map((r) => r.id);
+  }
+
   /** After a crash or kill: documents left `processing` go back to the queue. */
   async requeueInterrupted(now: number): Promise<number> {
     const result = await this.store.db.updateTable("documents").set({ status: "queued", updated_at: now }).where("status", "=", "processing").executeTakeFirst();
     return Number(result.numUpdatedRows);
   }
 
-  async markFailed(id: string, error: { code: string; message: string }, now: number): Promise<void> {
-    await this.store.db.updateTable("documents").set({ status: "failed", error_code: error.code, error_message: error.message, updated_at: now }).where("id", "=", id).execute();
+  /** Marks the document failed; with `claimant`, only while that replica still holds its claim (true when it did). */
+  async markFailed(id: string, error: { code: string; message: string }, now: number, claimant?: string): Promise<boolean> {
+    let query = this.store.db.updateTable("documents").set({ status: "failed", error_code: error.code, error_message: error.message, claimed_by: null, updated_at: now }).where("id", "=", id);
+    if (claimant !== undefined) query = query.where("status", "=", "processing").where("claimed_by", "=", claimant);
+    const result = await query.executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
   }
 }

@@ -6,6 +6,9 @@
  */
 import type { SqlDatabase } from "./sql-database.js";
 
+/** Each serving replica's heartbeat: `replica:<id>`, renewed every few seconds. */
+export const REPLICA_LEASE_PREFIX = "replica:";
+
 export class LeaseStore {
   constructor(private readonly store: SqlDatabase) {}
 
@@ -32,5 +35,11 @@ export class LeaseStore {
   async holder(name: string, now = Date.now()): Promise<string | null> {
     const row = await this.store.db.selectFrom("leases").select(["holder", "expires_at"]).where("name", "=", name).executeTakeFirst();
     return row && row.expires_at > now ? row.holder : null;
+  }
+
+  /** Leases whose name starts with `prefix` and that are held now (e.g. the replicas alive). */
+  async live(prefix: string, now = Date.now()): Promise<{ name: string; holder: string; expiresAt: number }[]> {
+    const rows = await this.store.db.selectFrom("leases").selectAll().where("expires_at", ">", now).orderBy("name").execute();
+    return rows.filter((r) => r.name.startsWith(prefix)).map((r) => ({ name: r.name, holder: r.holder, expiresAt: Number(r.expires_at) }));
   }
 }

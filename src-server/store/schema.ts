@@ -67,6 +67,8 @@ export interface DocumentsTable {
   created_at: number;
   updated_at: number;
   indexed_at: number | null;
+  /** The replica indexing it (migration 16). */
+  claimed_by: Generated<string | null>;
 }
 
 export interface ChunksTable {

@@ -174,6 +174,11 @@ async function openPostgres(location: Extract<DatabaseLocation, { kind: "postgre
   });
   // An idle client whose server went away emits here; the pool drops it and reconnects.
   pool.on("error", () => {});
+  // A client lent out (a transaction between two queries) whose server goes away emits on
+  // itself, where the pool listens no more: without a listener of its own that would be an
+  // uncaught error ending the process. Its next query fails instead (503), and the pool
+  // drops it when it comes back.
+  pool.on("connect", (client) => client.on("error", () => {}));
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
   try {
     await migratePostgres(db, migrations);

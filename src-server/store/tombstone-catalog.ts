@@ -13,6 +13,7 @@ import { readSqlPage, type Page, type PageRequest } from "./pagination.js";
 import type { TombstonesTable } from "./schema.js";
 import { reclaimSpace, type ReclaimResult } from "./space-reclaim.js";
 import type { Sql, SqlDatabase } from "./sql-database.js";
+import type { CorpusFeed } from "./corpus-feed.js";
 
 export type TombstoneKind = "corpus" | "document";
 /** As stored: `moving`, `retained`, `purging`; `purged` only in results (a destroyed tombstone is no longer stored). */
@@ -70,7 +71,11 @@ const toRecord = (r: TombstoneRow): TombstoneRecord => ({
 });
 
 export class TombstoneCatalog {
-  constructor(private readonly store: SqlDatabase) {}
+  /** `feed`: where replicas sharing the store learn of deleted corpora and documents (none for a lone server). */
+  constructor(
+    private readonly store: SqlDatabase,
+    private readonly feed: CorpusFeed | null = null,
+  ) {}
 
   /** Records a deletion about to start (`moving`); the primary rows stay until `commit…`. A tombstone already recorded is left as it is. */
   async begin(t: NewTombstone): Promise<void> {
@@ -119,6 +124,7 @@ export class TombstoneCatalog {
       await tx.deleteFrom("corpora").where("id", "=", id).execute();
       await tx.updateTable("corpus_keys").set({ destroy_after: destroyKeyAfter }).where("corpus_id", "=", id).execute();
       await markRetained(tx, id, counts);
+      await this.feed?.record(tx, { corpusId: id, documentId: null, change: "corpus_removed" });
       return true;
     });
   }
@@ -130,6 +136,7 @@ export class TombstoneCatalog {
       if (!(await allCopied(tx, "chunks", "document_id", id, copied.chunkIds))) return false;
       await tx.deleteFrom("documents").where("id", "=", id).execute();
       await markRetained(tx, id, counts);
+      await this.feed?.record(tx, { corpusId, documentId: id, change: "removed" });
       return true;
     });
   }

@@ -48,7 +48,7 @@ describeBackends("WrappedKeyStore", (backend) => {
     const store = await backend.open();
     const keys = await seed(store);
     const counts = await keys.replace(rewrapAll(await keys.all()), "new");
-    assert.deepEqual(counts, { corpus: 2, conversation: 1 });
+    assert.deepEqual(counts, { corpus: 2, conversation: 1, response: 0, remote_model: 0, signing_key: 0 });
     assert.deepEqual(await snapshot(keys), [
       { kind: "corpus", id: "corp_a", provider: "new", wrappedKey: "new key a" },
       { kind: "corpus", id: "corp_b", provider: "new", wrappedKey: "new key b" },

@@ -17,7 +17,9 @@ import { freePort } from "./llama-server.js";
 import { startPostgres, type PostgresServer } from "./postgres.js";
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-const CLI = [path.join(REPO_ROOT, "node_modules", "tsx", "dist", "cli.mjs"), path.join(REPO_ROOT, "src-server", "cli.ts")];
+// One process per replica (tsx as a loader, not its CLI, which would put the server in a child
+// process that a SIGKILL of the parent leaves running).
+const CLI = ["--import", "tsx", path.join(REPO_ROOT, "src-server", "cli.ts")];
 
 export interface Replica {
   id: string;
@@ -113,7 +115,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
         return exited;
       },
       async start() {
-        const proc = spawn(process.execPath, args, { env: { ...process.env, PUSTAKA_API_KEY: key, PUSTAKA_DATABASE_URL: "" }, stdio: ["ignore", "pipe", "pipe"] });
+        const proc = spawn(process.execPath, args, { cwd: REPO_ROOT, env: { ...process.env, PUSTAKA_API_KEY: key, PUSTAKA_DATABASE_URL: "" }, stdio: ["ignore", "pipe", "pipe"] });
         child = proc;
         proc.stdout?.on("data", (d: Buffer) => (log += d.toString()));
         proc.stderr?.on("data", (d: Buffer) => (log += d.toString()));

@@ -58,7 +58,7 @@ backend replicas
   option httpchk
   http-check send meth GET uri /readyz ver HTTP/1.1 hdr Host 127.0.0.1
   http-check expect status 200
-  default-server check inter 500ms fall 2 rise 2 on-marked-down shutdown-sessions
+  default-server check inter 500ms fall 2 rise 2
 ${options.backends.map((b) => `  server ${b.name} 127.0.0.1:${b.port}`).join("\n")}
 `;
 }

@@ -96,7 +96,7 @@ async function rotateAndCheck(options: { dataDir: string; config: ConfigInput; c
   assert.ok(before.chunks.length > 0 && before.blobs.size > 0);
   const rotated = await pustaka(["keys", "rotate-kek", "--data-dir", options.dataDir, ...options.cliArgs], options.env);
   assert.equal(rotated.status, 0, rotated.stderr);
-  assert.match(rotated.stdout, /rewrapped 1 corpus and 1 conversation keys/);
+  assert.match(rotated.stdout, /rewrapped 1 corpus, 1 conversation, 0 stored-response, 0 remote-model and 0 signing keys/);
   const after = snapshot(options.dataDir);
   assert.equal(after.keys.length, before.keys.length);
   after.keys.forEach((key, i) => {
@@ -116,7 +116,7 @@ async function rotateAndCheck(options: { dataDir: string; config: ConfigInput; c
     assert.equal(entry.actor, "cli");
     assert.equal(entry.outcome, "success");
     assert.equal(entry.data.old_provider, before.keys[0]!.provider);
-    assert.deepEqual(entry.data.rewrapped, { corpora: 1, conversations: 1 });
+    assert.deepEqual(entry.data.rewrapped, { corpora: 1, conversations: 1, responses: 0, remoteModels: 0, signingKeys: 0 });
     assert.equal((await t.call("GET", "/v1/audit/verify")).json.valid, true);
     const security = (await t.call("GET", "/v1/admin/security")).json;
     assert.equal(security.key_provider.id, after.keys[0]!.provider, "the Security page names the KEK in use");

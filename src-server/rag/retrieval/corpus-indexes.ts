@@ -131,8 +131,8 @@ export class CorpusIndexes {
   }
 
   /** Makes `index` hold exactly the chunks `stored` (ascending ids): adds the missing, removes the gone. */
-  private async reconcile(index: CorpusIndex, stored: readonly string[], cipher: DataCipher): Promise<{ added: number; removed: number }> {
-    const held = await index.chunkIds();
+  private async reconcile(index: CorpusIndex, stored: readonly string[], cipher: DataCipher, heldBefore?: readonly string[]): Promise<{ added: number; removed: number }> {
+    const held = heldBefore ?? (await index.chunkIds());
     const storedSet = new Set(stored);
     const heldSet = new Set(held);
     const gone = held.filter((id) => !storedSet.has(id));
@@ -187,6 +187,47 @@ export class CorpusIndexes {
     const opened = await index;
     await opened.add(chunks);
     this.schedule(corpusId, opened, this.delayMs);
+  }
+
+  /**
+   * Another replica committed a document: its chunks, read from the store and decrypted,
+   * join the index if the corpus's index is in memory here (chunks it holds are skipped;
+   * a document deleted meanwhile has none to read). Returns the chunks added.
+   */
+  async applyIndexed(corpusId: string, documentId: string): Promise<number> {
+    const index = this.indexes.get(corpusId);
+    if (!index) return 0;
+    const opened = await index;
+    const cipher = await this.keyring.cipher(corpusId);
+    const analysed: AnalysedTerms[] = [];
+    const chunks: IndexedChunk[] = [];
+    for await (const chunk of this.decrypt(await this.chunks.indexSourcesOf(await this.chunks.idsOfDocument(documentId)), cipher, analysed)) chunks.push(chunk);
+    const before = opened.size;
+    await opened.add(chunks);
+    if (analysed.length > 0) await this.chunks.setTerms(analysed);
+    this.schedule(corpusId, opened, this.delayMs);
+    return opened.size - before;
+  }
+
+  /**
+   * Makes a loaded index hold exactly the corpus's stored chunks (after missed changes: a
+   * follower that fell behind the feed). Reads what the index holds before what the store
+   * holds, so a chunk committed and added meanwhile is never taken for a deleted one.
+   */
+  async refresh(corpusId: string): Promise<{ added: number; removed: number } | null> {
+    const index = this.indexes.get(corpusId);
+    if (!index) return null;
+    const opened = await index;
+    const held = await opened.chunkIds();
+    const stored = await this.chunks.idsOfCorpus(corpusId);
+    const changes = await this.reconcile(opened, stored, await this.keyring.cipher(corpusId), held);
+    if (changes.added + changes.removed > 0) this.schedule(corpusId, opened, this.delayMs);
+    return changes;
+  }
+
+  /** Ids of the corpora whose index is in memory. */
+  loaded(): string[] {
+    return [...this.indexes.keys()];
   }
 
   /** Removes a deleted document's chunks; the corpus's snapshot, which held them, is deleted. */

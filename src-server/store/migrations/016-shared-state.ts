@@ -13,7 +13,9 @@ import type { Migration } from "./index.js";
  * - `signing_keys`: the OAuth token and audit signing keys, private halves sealed under a data
  *   key the key provider wraps, so every replica signs and verifies with the same keys.
  * - `sign_in_tokens`: the workbench's sign-in links (their SHA-256), valid at any replica.
- * - `leases`: named, expiring leases, so periodic work (purges) runs on one replica at a time.
+ * - `leases`: named, expiring leases: each replica's heartbeat, and periodic work (purges)
+ *   run by one replica at a time.
+ * - `documents.claimed_by`: which replica is indexing a document.
  */
 const tables = (blob: string, serial: string, bigint: string) => `
 CREATE TABLE blob_parts (
@@ -71,6 +73,9 @@ CREATE TABLE sign_in_tokens (
   secret_sha256 TEXT PRIMARY KEY,
   expires_at    ${bigint} NOT NULL
 );
+
+-- The replica indexing a document (null when queued or done), so a replica's death hands its work back.
+ALTER TABLE documents ADD COLUMN claimed_by TEXT;
 
 CREATE TABLE leases (
   name       TEXT PRIMARY KEY,
