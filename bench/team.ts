@@ -56,8 +56,8 @@ async function call(base: string, method: string, route: string, body?: unknown,
 
 /** A call through the cluster's balancer (or to one replica), typed as above. */
 async function via(c: Cluster, method: string, route: string, body?: unknown, options?: { key?: string | null; base?: string }): Promise<{ status: number; json: ApiJson }> {
-  const res = await via(c, method, route, body, options);
-  return { status: res.status, json: res.json };
+  const res = await c.call(method, route, body, options);
+  return { status: res.status, json: res.json as ApiJson };
 }
 
 async function upload(base: string, corpusId: string, docs: string[], key = KEY): Promise<string[]> {

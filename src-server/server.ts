@@ -563,7 +563,7 @@ function composeRag(config: Config, store: SqlDatabase, registry: ModelRegistry,
       replicas:
         replicas && config.database.url
           ? {
-              jobs: new PgBossIndexJobs(config.database.url, logger),
+              jobs: new PgBossIndexJobs(config.database.url, logger, {}, replicas.bus),
               claimant: replicas.origin,
               liveReplicas: async () => (await leases.live(REPLICA_LEASE_PREFIX)).map((l) => l.holder),
               sweepLease: () => leases.acquire("index-sweep", replicas.origin, 20_000),

@@ -95,8 +95,10 @@ export class RateLimitService {
 
   /** The key's and the workspace's buckets with their tiers. */
   async bucketsOf(principal: Principal): Promise<{ bucket: string; limit: Limit; scope: "key" | "workspace"; tier: string }[]> {
-    const keyTier = await this.tierOf(principal.keyId);
-    const workspaceTier = await this.tierOf(principal.workspaceId);
+    const assigned = await this.ledger.tiersOf([principal.keyId, principal.workspaceId]);
+    const known = (tier: string | undefined) => (tier && this.options.tiers[tier] ? tier : this.options.defaultTier);
+    const keyTier = known(assigned.get(principal.keyId));
+    const workspaceTier = known(assigned.get(principal.workspaceId));
     return [
       { bucket: `key:${principal.keyId}`, limit: this.options.tiers[keyTier]!, scope: "key", tier: keyTier },
       { bucket: `workspace:${principal.workspaceId}`, limit: this.options.tiers[workspaceTier]!, scope: "workspace", tier: workspaceTier },
@@ -163,7 +165,7 @@ export class RateLimitService {
 
   /** @internal Records tokens used without a reservation (never refused: the work is done). */
   async charge(principal: Principal, tokens: number): Promise<void> {
-    const buckets = (await this.bucketsOf(principal)).map((b) => ({ ...b, limit: { requestsPerMinute: 0, tokensPerMinute: 0 } }));
-    await this.ledger.take(buckets, { requests: 0, tokens }, this.now());
+    // Nothing to check (never refused): the cost is recorded in both buckets, no tier needed.
+    await this.ledger.record([`key:${principal.keyId}`, `workspace:${principal.workspaceId}`], { requests: 0, tokens }, this.now());
   }
 }

@@ -18,6 +18,7 @@
  */
 import type { Logger } from "pino";
 import PgBoss from "pg-boss";
+import type { MessageBus } from "../store/message-bus.js";
 
 export const INDEX_QUEUE = "index-document";
 
@@ -32,14 +33,23 @@ export interface IndexJobs {
   stop(timeoutMs: number): Promise<void>;
 }
 
+const WAKE_CHANNEL = "pustaka_index_jobs";
+
 export class PgBossIndexJobs implements IndexJobs {
   private readonly boss: PgBoss;
   private started = false;
+  private workerId: string | null = null;
+  private unsubscribe: (() => void) | null = null;
 
+  /**
+   * `bus`: replicas are told when jobs are sent, so an idle worker takes one at once rather
+   * than at its next poll (pg-boss polls every `pollingIntervalSeconds`).
+   */
   constructor(
     url: string,
     private readonly logger: Logger,
     options: { pollingIntervalSeconds?: number; expireInSeconds?: number } = {},
+    private readonly bus: MessageBus | null = null,
   ) {
     this.boss = new PgBoss({ connectionString: url, schema: "pgboss", max: 3, application_name: "pustaka-queue", schedule: false, supervise: true, migrate: true });
     this.options = { pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1, expireInSeconds: options.expireInSeconds ?? 3600 };
@@ -54,14 +64,25 @@ export class PgBossIndexJobs implements IndexJobs {
     this.started = true;
     await this.boss.createQueue(INDEX_QUEUE, { name: INDEX_QUEUE, policy: "standard", retryLimit: 10, retryDelay: 5, retryBackoff: true, expireInSeconds: this.options.expireInSeconds });
     // One document at a time per replica, as the desktop's indexer: parsing and embedding use every core.
-    await this.boss.work<{ documentId: string }>(INDEX_QUEUE, { batchSize: 1, pollingIntervalSeconds: this.options.pollingIntervalSeconds }, async ([job]) => {
+    this.workerId = await this.boss.work<{ documentId: string }>(INDEX_QUEUE, { batchSize: 1, pollingIntervalSeconds: this.options.pollingIntervalSeconds }, async ([job]) => {
       if (job && typeof job.data?.documentId === "string") await handle(job.data.documentId);
+      // pg-boss waits out its polling interval after every fetch: after a job, look again at once
+      // (an empty queue then waits as usual).
+      this.wake();
     });
+    this.unsubscribe = this.bus?.subscribe(WAKE_CHANNEL, () => this.wake()) ?? null;
+  }
+
+  /** Has this replica's worker look for a job now. */
+  private wake(): void {
+    if (this.workerId) this.boss.notifyWorker(this.workerId);
   }
 
   async send(documentIds: readonly string[]): Promise<void> {
     if (documentIds.length === 0) return;
     await this.boss.insert(documentIds.map((documentId) => ({ name: INDEX_QUEUE, data: { documentId }, retryLimit: 10, retryDelay: 5, retryBackoff: true, expireInSeconds: this.options.expireInSeconds })));
+    this.wake();
+    this.bus?.publish(WAKE_CHANNEL, String(documentIds.length)).catch((error: unknown) => this.logger.warn({ err: error }, "indexing queue: the other replicas were not woken (they will poll)"));
   }
 
   /** Documents with a job waiting, retrying or running. */
@@ -71,8 +92,11 @@ export class PgBossIndexJobs implements IndexJobs {
   }
 
   async stop(timeoutMs: number): Promise<void> {
+    this.unsubscribe?.();
+    this.unsubscribe = null;
     if (!this.started) return;
     this.started = false;
+    this.workerId = null;
     await this.boss.stop({ graceful: true, timeout: Math.max(1000, timeoutMs), wait: true });
   }
 }

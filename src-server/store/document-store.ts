@@ -121,6 +121,13 @@ export class DocumentStore {
     return row && toRecord(row);
   }
 
+  /** The documents with these ids (those that exist), in one query. */
+  async byIds(ids: readonly string[]): Promise<DocumentRecord[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.store.db.selectFrom("documents").selectAll().where("id", "in", [...ids]).execute();
+    return rows.map(toRecord);
+  }
+
   async findBySha256(corpusId: string, sha256: string): Promise<DocumentRecord | undefined> {
     const row = await this.store.db.selectFrom("documents").selectAll().where("corpus_id", "=", corpusId).where("sha256", "=", sha256).executeTakeFirst();
     return row && toRecord(row);

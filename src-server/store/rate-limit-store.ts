@@ -43,8 +43,12 @@ export interface RateLimitLedger {
   settle(entries: number[], tokens: number): Promise<void>;
   /** The buckets' state without taking anything. */
   peek(buckets: { bucket: string; limit: Limit }[], now: number): Promise<BucketState[]>;
+  /** Records a cost in the buckets without checking them (work already done). */
+  record(buckets: readonly string[], cost: { requests: number; tokens: number }, now: number): Promise<void>;
   /** The named tier assigned to a workspace or key, if any. */
   tierOf(subject: string): Promise<string | undefined>;
+  /** The tiers of several subjects (those without one are absent). */
+  tiersOf(subjects: readonly string[]): Promise<Map<string, string>>;
   setTier(subject: string, tier: string | null): Promise<void>;
 }
 
@@ -68,8 +72,7 @@ export class SqlRateLimitLedger implements RateLimitLedger {
         tx,
         buckets.map((b) => `rate:${b.bucket}`),
       );
-      const usage: Usage[] = [];
-      for (const b of buckets) usage.push(await this.usage(tx, b.bucket, now));
+      const usage = await this.usage(tx, buckets.map((b) => b.bucket), now);
       let retryAfterMs = 0;
       for (const [i, b] of buckets.entries()) {
         const u = usage[i]!;
@@ -99,6 +102,14 @@ export class SqlRateLimitLedger implements RateLimitLedger {
     });
   }
 
+  async record(buckets: readonly string[], cost: { requests: number; tokens: number }, now: number): Promise<void> {
+    if (buckets.length === 0) return;
+    await this.store.db
+      .insertInto("rate_limit_events")
+      .values(buckets.map((bucket) => ({ bucket, at_ms: now, requests: cost.requests, tokens: cost.tokens })))
+      .execute();
+  }
+
   async settle(entries: number[], tokens: number): Promise<void> {
     if (entries.length === 0) return;
     await this.store.db
@@ -109,12 +120,11 @@ export class SqlRateLimitLedger implements RateLimitLedger {
   }
 
   async peek(buckets: { bucket: string; limit: Limit }[], now: number): Promise<BucketState[]> {
-    const states: BucketState[] = [];
-    for (const b of buckets) {
-      const u = await this.usage(this.store.db, b.bucket, now, false);
-      states.push({ bucket: b.bucket, limit: b.limit, usedRequests: u.requests, usedTokens: u.tokens, nextFreeAt: u.oldest === null ? now : u.oldest + WINDOW_MS, resetAt: u.newest === null ? now : u.newest + WINDOW_MS });
-    }
-    return states;
+    const usage = await this.usage(this.store.db, buckets.map((b) => b.bucket), now, false);
+    return buckets.map((b, i) => {
+      const u = usage[i]!;
+      return { bucket: b.bucket, limit: b.limit, usedRequests: u.requests, usedTokens: u.tokens, nextFreeAt: u.oldest === null ? now : u.oldest + WINDOW_MS, resetAt: u.newest === null ? now : u.newest + WINDOW_MS };
+    });
   }
 
   async tierOf(subject: string): Promise<string | undefined> {
@@ -132,21 +142,35 @@ export class SqlRateLimitLedger implements RateLimitLedger {
         .execute();
   }
 
-  /** What the bucket used in the window ending now (inside `take`, older entries are dropped first). */
-  private async usage(db: Sql, bucket: string, now: number, prune = true): Promise<Usage> {
-    if (prune) await db.deleteFrom("rate_limit_events").where("bucket", "=", bucket).where("at_ms", "<=", now - WINDOW_MS).execute();
-    const row = await db
+  /** The named tiers of several subjects at once (one query: every request asks for its key's and its workspace's). */
+  async tiersOf(subjects: readonly string[]): Promise<Map<string, string>> {
+    if (subjects.length === 0) return new Map();
+    const rows = await this.store.db.selectFrom("rate_limit_tiers").select(["subject", "tier"]).where("subject", "in", [...subjects]).execute();
+    return new Map(rows.map((r) => [r.subject, r.tier]));
+  }
+
+  /** What each bucket used in the window ending now, in one query (inside `take`, older entries are dropped first). */
+  private async usage(db: Sql, buckets: readonly string[], now: number, prune = true): Promise<Usage[]> {
+    if (buckets.length === 0) return [];
+    if (prune) await db.deleteFrom("rate_limit_events").where("bucket", "in", [...buckets]).where("at_ms", "<=", now - WINDOW_MS).execute();
+    const rows = await db
       .selectFrom("rate_limit_events")
       .select((eb) => [
+        "bucket",
         eb.fn.coalesce(eb.fn.sum<number>("requests"), eb.lit(0)).as("requests"),
         eb.fn.coalesce(eb.fn.sum<number>("tokens"), eb.lit(0)).as("tokens"),
         eb.fn.min<number | null>("at_ms").as("oldest"),
         eb.fn.max<number | null>("at_ms").as("newest"),
       ])
-      .where("bucket", "=", bucket)
+      .where("bucket", "in", [...buckets])
       .where("at_ms", ">", now - WINDOW_MS)
-      .executeTakeFirstOrThrow();
-    return { requests: Number(row.requests), tokens: Number(row.tokens), oldest: row.oldest === null ? null : Number(row.oldest), newest: row.newest === null ? null : Number(row.newest) };
+      .groupBy("bucket")
+      .execute();
+    const found = new Map(rows.map((r) => [r.bucket, r]));
+    return buckets.map((bucket) => {
+      const row = found.get(bucket);
+      return row ? { requests: Number(row.requests), tokens: Number(row.tokens), oldest: row.oldest === null ? null : Number(row.oldest), newest: row.newest === null ? null : Number(row.newest) } : { requests: 0, tokens: 0, oldest: null, newest: null };
+    });
   }
 
   /** Ms until enough old entries leave the window for `cost` to fit (the cost alone above the limit: a full window). */

@@ -194,7 +194,10 @@ async function openPostgres(location: Extract<DatabaseLocation, { kind: "postgre
     location: redactUrl(location.url),
     transaction: (fn) => db.transaction().execute(fn),
     lock: async (tx, keys) => {
-      for (const key of [...new Set(keys)].sort()) await sql`SELECT pg_advisory_xact_lock(${lockKey(key)})`.execute(tx);
+      // One round trip for all keys, taken in sorted order (unnest yields them in order).
+      const names = [...new Set(keys)].sort().map((key) => `pustaka:${key}`);
+      if (names.length === 1) await sql`SELECT pg_advisory_xact_lock(${lockKey(keys[0]!)})`.execute(tx);
+      else if (names.length > 1) await sql`SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(${names}::text[]) WITH ORDINALITY AS t(k, n) ORDER BY n`.execute(tx);
     },
     schemaVersion: () => postgresVersion(db),
     ping: async () => {

@@ -10,7 +10,7 @@ import type { ModelEntry, ModelRegistry } from "../../models/model-registry.js";
 import { embeddingInput } from "../../models/embedding-prompts.js";
 import type { CorpusKeyring } from "../../security/corpus-keyring.js";
 import type { ChunkStore } from "../../store/chunk-store.js";
-import type { DocumentRecord, DocumentStore } from "../../store/document-store.js";
+import type { DocumentStore } from "../../store/document-store.js";
 import { openContent } from "../chunk-codec.js";
 import type { CorpusService, CorpusView } from "../corpus-service.js";
 import type { CorpusIndexes } from "../retrieval/corpus-indexes.js";
@@ -169,17 +169,12 @@ export class QueryService {
 
     const cipher = await this.deps.keyring.cipher(corpusId);
     const sealed = new Map((await this.deps.chunks.byIds(hits.map((h) => h.chunkId))).map((c) => [c.id, c]));
-    // Each cited document read once (several hits often share one).
-    const documents = new Map<string, Promise<DocumentRecord | undefined>>();
-    const documentOf = (id: string) => {
-      let found = documents.get(id);
-      if (!found) documents.set(id, (found = this.deps.documents.getById(id)));
-      return found;
-    };
+    // The cited documents in one read (several hits often share one).
+    const documents = new Map((await this.deps.documents.byIds([...new Set([...sealed.values()].map((c) => c.documentId))])).map((d) => [d.id, d]));
     let passages: Omit<Citation, "index">[] = [];
     for (const hit of hits) {
       const chunk = sealed.get(hit.chunkId);
-      const document = chunk && (await documentOf(chunk.documentId));
+      const document = chunk && documents.get(chunk.documentId);
       if (!chunk || !document) continue; // deleted between search and read
       const content = openContent(cipher, chunk.id, chunk.content);
       passages.push({ documentId: document.id, chunkId: chunk.id, filename: document.filename, text: content.text, score: hit.score, pageStart: chunk.pageStart, pageEnd: chunk.pageEnd, metadata: document.metadata, headingPath: content.headingPath, pageBreaks: content.pageBreaks });
