@@ -89,7 +89,7 @@ export interface AppDeps {
   /** Sent as `X-Pustaka-Replica` on every response (replicas sharing a store); null = none. */
   replicaHeader: string | null;
   /** What `GET /v1/admin/security` reports. */
-  securityStatus: () => SecurityStatus;
+  securityStatus: () => Promise<SecurityStatus>;
   http: { host: string; allowedHosts: string[]; maxJsonBodyBytes: number };
   version: string;
   /** The built workbench, served at `/` (browser mode); null = API only. */

@@ -285,14 +285,28 @@ export async function createServer(config: Config, options: ServerOptions): Prom
     resources.add(() => pulls.close());
     let url: string | undefined;
     const issuer = () => (config.oauth.issuer ?? url ?? `http://${config.host}:${config.port}`).replace(/\/+$/, "");
-    const oauthKeys = shared ? await OAuthKeys.open(new SqlKeyVault(store, keyProvider, "oauth"), undefined, { refreshMs: 60_000 }) : await OAuthKeys.open(path.join(config.dataDir, "keys", "oauth-signing.json"));
+    const oauthKeys = shared
+      ? await OAuthKeys.open(new SqlKeyVault(store, keyProvider, "oauth"), undefined, {
+          refreshMs: 60_000,
+          // A rotation here is announced; the other replicas read the keys again at once.
+          onRotated: () => void bus.publish("pustaka_signing_keys", replicaId).catch((error: unknown) => logger.warn({ err: error }, "the other replicas were not told of the key rotation (they reload within a minute)")),
+        })
+      : await OAuthKeys.open(path.join(config.dataDir, "keys", "oauth-signing.json"));
+    if (shared) {
+      const off = bus.subscribe("pustaka_signing_keys", (origin) => {
+        if (origin !== replicaId) void oauthKeys.reload().catch((error: unknown) => logger.warn({ err: error }, "reading the rotated signing keys failed"));
+      });
+      resources.add(() => off());
+    }
     const serviceAccounts = new ServiceAccountService(new ServiceAccountStore(store), admin, oauthKeys, {
       issuer,
       audience: "pustaka-api",
       tokenTtlSeconds: config.oauth.tokenTtlSeconds,
       maxAssertionSeconds: config.oauth.maxAssertionSeconds,
     });
-    const securityStatus = (): SecurityStatus => {
+    const securityStatus = async (): Promise<SecurityStatus> => {
+      // Replicas: the signing keys as the store has them now (another replica may have rotated).
+      await oauthKeys.fresh(0);
       const stats = audit.stats();
       return {
         object: "security",

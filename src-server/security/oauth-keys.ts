@@ -87,14 +87,17 @@ export class OAuthKeys {
    * live. `refreshMs`: how stale the keys may get before signing reloads them (a vault
    * shared by replicas; 0 = never).
    */
-  static async open(vault: KeyVault | string, now = Math.floor(Date.now() / 1000), options: { refreshMs?: number } = {}): Promise<OAuthKeys> {
+  static async open(vault: KeyVault | string, now = Math.floor(Date.now() / 1000), options: { refreshMs?: number; onRotated?: () => void } = {}): Promise<OAuthKeys> {
     const kept = typeof vault === "string" ? new FileKeyVault(vault) : vault;
     const instance = new OAuthKeys(kept, await Promise.all((await kept.load()).map(load)), options.refreshMs ?? 0);
+    instance.onRotated = options.onRotated;
     if (instance.active(now) === undefined) await instance.rotate(0, now);
     return instance;
   }
 
   private readonly misses = new Map<string, number>();
+  /** Told after each rotation (replicas announce it, so the others reload at once). */
+  private onRotated: (() => void) | undefined;
 
   private mayLookFor(kid: string): boolean {
     const now = Date.now();
@@ -102,6 +105,14 @@ export class OAuthKeys {
     if (this.misses.size > 1000) this.misses.clear();
     this.misses.set(kid, now);
     return true;
+  }
+
+  /**
+   * With a shared vault (`refreshMs` > 0): reads it again when the keys in memory are older
+   * than `maxAgeMs`, so what is published and reported follows another replica's rotation.
+   */
+  async fresh(maxAgeMs: number): Promise<void> {
+    if (this.refreshMs > 0 && Date.now() - this.loadedAt >= maxAgeMs) await this.reload();
   }
 
   /** Reads the vault again (another replica may have rotated); concurrent callers share one read. */
@@ -156,6 +167,7 @@ export class OAuthKeys {
     const forget = this.keys.filter((k) => k.retiresAt !== null && k.retiresAt <= now - 86_400).map((k) => k.kid);
     await this.vault.update({ fresh: stored, retire: this.keys.filter((k) => k.retiresAt === now + graceSeconds).map((k) => ({ kid: k.kid, retiresAt: now + graceSeconds })), forget });
     this.keys = [...this.keys.filter((k) => !forget.includes(k.kid)), await load(stored)];
+    this.onRotated?.();
     return kid;
   }
 

@@ -15,7 +15,32 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { REPO_ROOT, testModel } from "../helpers/models.js";
-import { startTestServer, type TestServer } from "../helpers/test-server.js";
+import { startTestServer } from "../helpers/test-server.js";
+import { startCluster } from "../helpers/cluster.js";
+
+/** What the test needs of the server under test: one process, or three replicas behind HAProxy. */
+interface Target {
+  url: string;
+  call(method: string, route: string, body?: unknown, key?: string | null): Promise<{ status: number; headers: Headers; json: any }>;
+  signInLink(): Promise<string>;
+  close(): Promise<void>;
+}
+
+async function oneServer(config: Record<string, unknown>): Promise<Target> {
+  const t = await startTestServer({ bindings: { e5: testModel("multilingual-e5-small") }, rendererDir: RENDERER, config });
+  return { url: t.url, call: (m, r, b, k) => t.call(m, r, b, k), signInLink: async () => (await t.server.signInLink())!, close: () => t.close() };
+}
+
+async function threeReplicas(config: Record<string, unknown>): Promise<Target> {
+  const c = await startCluster({ bindings: { e5: testModel("multilingual-e5-small") }, config: { ...config, oauth: { issuer: "http://pustaka.team.test" } } });
+  return {
+    url: c.url,
+    call: (m, r, b, k) => c.call(m, r, b, { key: k }),
+    // The link r1 printed, opened through the balancer.
+    signInLink: () => Promise.resolve(`${c.url}/#signin=${/#signin=(psi-[A-Za-z0-9]+)/.exec(c.replicas[0]!.output())![1]}`),
+    close: () => c.close(),
+  };
+}
 
 const RENDERER = path.join(REPO_ROOT, "dist", "renderer");
 const SHOTS = path.join(REPO_ROOT, "test-results", "e2e");
@@ -24,17 +49,21 @@ const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable
 /** A tier with room for the test's own traffic, so the meters have a limit to show. */
 const TIER = { requestsPerMinute: 600, tokensPerMinute: 200_000 };
 
-describe("the governance screens in Chromium", () => {
-  let t: TestServer;
+for (const [label, start, suffix] of [
+  ["one server", oneServer, ""],
+  ["three replicas on Postgres behind HAProxy", threeReplicas, "-team"],
+] as const) {
+describe(`the governance screens in Chromium (${label})`, { timeout: 600_000 }, () => {
+  let t: Target;
   let browser: Browser;
   let page: Page;
 
   /** The current screen in light and in dark (the workbench follows the OS colour scheme). */
   const shots = async (name: string) => {
     await page.emulateMedia({ colorScheme: "light" });
-    await page.screenshot({ path: path.join(SHOTS, `${name}-light.png`) });
+    await page.screenshot({ path: path.join(SHOTS, `${name}${suffix}-light.png`) });
     await page.emulateMedia({ colorScheme: "dark" });
-    await page.screenshot({ path: path.join(SHOTS, `${name}-dark.png`) });
+    await page.screenshot({ path: path.join(SHOTS, `${name}${suffix}-dark.png`) });
     await page.emulateMedia({ colorScheme: "light" });
   };
   /** An embeddings request made by the signed-in page itself (its session cookie), as the workbench would. */
@@ -48,16 +77,12 @@ describe("the governance screens in Chromium", () => {
     assert.ok(existsSync(path.join(RENDERER, "index.html")), `the workbench is not built: run \`npm run build\` (looked in ${RENDERER})`);
     assert.ok(existsSync(CHROMIUM), `Chromium is missing at ${CHROMIUM}: \`apt-get install -y chromium\` (.ci/run does)`);
     mkdirSync(SHOTS, { recursive: true });
-    t = await startTestServer({
-      bindings: { e5: testModel("multilingual-e5-small") },
-      rendererDir: RENDERER,
-      config: { rateLimits: { tiers: { e2e: TIER }, defaultTier: "e2e" } },
-    });
+    t = await start({ rateLimits: { tiers: { e2e: TIER }, defaultTier: "e2e" } });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: "light", acceptDownloads: true });
     page = await context.newPage();
     page.on("pageerror", (error) => assert.fail(`page error: ${error.message}`));
-    await page.goto((await t.server.signInLink())!);
+    await page.goto(await t.signInLink());
     await page.getByRole("link", { name: "Keys & connection", exact: true }).waitFor();
     // Activity to audit: the session embeds twice; the admin key creates a corpus; a bad key is refused.
     assert.equal(await embedFromPage("Laporan banjir Kelantan 2022"), 200);
@@ -272,3 +297,4 @@ describe("the governance screens in Chromium", () => {
     await page.getByRole("radio", { name: "English" }).click();
   });
 });
+}

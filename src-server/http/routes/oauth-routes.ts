@@ -147,9 +147,11 @@ export function oauthRoutes(accounts: ServiceAccountService, keys: OAuthKeys, au
     }
   });
 
-  router.get([JWKS_PATH, "/v1/oauth/jwks"], doc({ summary: "The keys access tokens are signed with (JWKS)", tag: "OAuth", public: true }), (_req, res) => {
+  router.get([JWKS_PATH, "/v1/oauth/jwks"], doc({ summary: "The keys access tokens are signed with (JWKS)", tag: "OAuth", public: true }), async (_req, res) => {
     // Public keys only; a client or gateway caches them for a few minutes (rotation keeps old keys published while their tokens live).
     res.setHeader("Cache-Control", "public, max-age=300");
+    // Replicas: at most one read of the shared keys a second, whoever asks.
+    await keys.fresh(1000);
     res.json(keys.jwks());
   });
 
