@@ -17,7 +17,7 @@ import { REPO_ROOT, tinyModel } from "../helpers/models.js";
 import { startTestServer, type TestServer } from "../helpers/test-server.js";
 
 /** The API's path prefixes (the contract: everything else is the workbench's). */
-const API_PREFIXES = ["/v1", "/metrics", "/healthz", "/.well-known", "/api", "/mcp"];
+const API_PREFIXES = ["/v1", "/metrics", "/healthz", "/readyz", "/.well-known", "/api", "/mcp"];
 const isApiPath = (p: string) => API_PREFIXES.some((prefix) => p === prefix || p.startsWith(`${prefix}/`));
 
 /** What a browser sends on navigation: HTML first. */
@@ -199,6 +199,7 @@ describe("the server as `npm start` runs it (workbench at /)", () => {
   it("serves the discovery URLs as JSON", async () => {
     for (const [route, key] of [
       ["/healthz", null],
+      ["/readyz", null],
       ["/.well-known/oauth-authorization-server", null],
       ["/.well-known/jwks.json", null],
       ["/v1/me", t.key],
@@ -209,6 +210,7 @@ describe("the server as `npm start` runs it (workbench at /)", () => {
       assert.equal(typeof reply.json, "object", route);
     }
     assert.equal((await probe("GET", "/healthz", null)).json.status, "ok");
+    assert.equal((await probe("GET", "/readyz", null)).json.status, "ready");
     assert.ok(Array.isArray((await probe("GET", "/.well-known/jwks.json", null)).json.keys));
   });
 
