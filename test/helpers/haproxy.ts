@@ -74,13 +74,21 @@ async function adminCommand(socket: string, command: string): Promise<string> {
   });
 }
 
-export async function startHaproxy(backends: { name: string; port: number }[]): Promise<Haproxy> {
+/**
+ * Starts HAProxy for `backends` (names as in its `backend replicas`). `configFor` gives another
+ * configuration than the guide's (deploy/team/haproxy.cfg with loopback addresses); it must
+ * listen on `port` and open the admin socket `socket`.
+ */
+export async function startHaproxy(
+  backends: { name: string; port: number }[],
+  configFor: (options: { port: number; socket: string; backends: { name: string; port: number }[] }) => string = haproxyConfig,
+): Promise<Haproxy> {
   const bin = binary();
   const dir = mkdtempSync(path.join(os.tmpdir(), "pustaka-haproxy-"));
   const port = await freePort();
   const socket = path.join(dir, "admin.sock");
   const config = path.join(dir, "haproxy.cfg");
-  writeFileSync(config, haproxyConfig({ port, socket, backends }));
+  writeFileSync(config, configFor({ port, socket, backends }));
   execFileSync(bin, ["-c", "-q", "-f", config]);
   let log = "";
   const child: ChildProcess = spawn(bin, ["-db", "-f", config], { stdio: ["ignore", "pipe", "pipe"] });
