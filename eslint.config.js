@@ -57,7 +57,9 @@ export default tseslint.config(
       "@typescript-eslint/no-floating-promises": "error",
       "no-restricted-properties": ["error", { object: "process", property: "env", message: "Read configuration in src-server/config.ts only." }],
       "import-x/no-restricted-paths": ["error", { zones }],
-      "import-x/no-unresolved": ["error", { ignore: ["^virtual:"] }],
+      // The MCP SDK publishes its modules through a wildcard export ("./*" with typesVersions) that the
+      // import resolver cannot follow; tsc resolves and checks those imports, so a wrong path still fails.
+      "import-x/no-unresolved": ["error", { ignore: ["^virtual:", "^@modelcontextprotocol/sdk/"] }],
     },
   },
   {

@@ -30,6 +30,9 @@ import { queryRoutes } from "./http/routes/query-routes.js";
 import { sourceRoutes } from "./http/routes/source-routes.js";
 import { conversationRoutes } from "./http/routes/conversation-routes.js";
 import { tombstoneRoutes } from "./http/routes/tombstone-routes.js";
+import { filesRoutes } from "./http/routes/files-routes.js";
+import { vectorStoreRoutes } from "./http/routes/vector-store-routes.js";
+import type { VectorStores } from "./rag/vector-stores/compose-vector-stores.js";
 import type { TombstoneService } from "./rag/tombstone-service.js";
 import { authenticate, requireScope } from "./http/authenticate.js";
 import { AuthThrottle } from "./http/auth-throttle.js";
@@ -54,6 +57,7 @@ import type { Readiness } from "./ops/readiness.js";
 import { chatRoutes } from "./http/routes/chat-routes.js";
 import { completionsRoutes } from "./http/routes/completions-routes.js";
 import { messagesRoutes } from "./http/routes/messages-routes.js";
+import { ollamaRoutes } from "./http/routes/ollama-routes.js";
 import { responsesRoutes } from "./http/routes/responses-routes.js";
 import type { ResponseArchive } from "./inference/response-archive.js";
 import { embeddingsRoutes } from "./http/routes/embeddings-routes.js";
@@ -62,6 +66,9 @@ import { modelsRoutes, type ModelDefaults } from "./http/routes/models-routes.js
 import { sessionRoutes } from "./http/routes/session-routes.js";
 import { workbenchStatic } from "./http/workbench-static.js";
 import { refuseDeepJson } from "./http/json-body.js";
+import { mcpMetadataRoutes, mcpRoutes } from "./http/routes/mcp-routes.js";
+import { ollamaListenerRoutes } from "./http/routes/ollama-listener-routes.js";
+import type { OllamaListenerService } from "./admin/ollama-listener-service.js";
 
 export interface AppDeps {
   logger: Logger;
@@ -75,6 +82,8 @@ export interface AppDeps {
   rerank: RerankService;
   rag: { corpora: CorpusService; documents: DocumentService; queries: QueryService; tuning: SearchTuningService; sources: SourceService; events: CorpusEvents; tombstones: TombstoneService; upload: { maxFiles: number; maxFileBytes: number } };
   conversations: ConversationService;
+  /** OpenAI's Files and Vector Stores over corpora. */
+  vectorStores: VectorStores;
   responses: ResponseArchive;
   pulls: ModelPullService;
   /** Remote models added and tested through the admin API. */
@@ -88,8 +97,12 @@ export interface AppDeps {
   readiness: Readiness;
   /** Sent as `X-Pustaka-Replica` on every response (replicas sharing a store); null = none. */
   replicaHeader: string | null;
+  /** Seconds an idle model stays loaded (0: until the server stops); Ollama's `/api/ps` reports it. */
+  idleUnloadSeconds: number;
   /** What `GET /v1/admin/security` reports. */
   securityStatus: () => Promise<SecurityStatus>;
+  /** The Ollama-compatible listener on 127.0.0.1 (`/v1/admin/ollama-listener`). */
+  ollamaListener: OllamaListenerService;
   http: { host: string; allowedHosts: string[]; maxJsonBodyBytes: number };
   version: string;
   /** The built workbench, served at `/` (browser mode); null = API only. */
@@ -128,40 +141,50 @@ export function createApp(deps: AppDeps): Express {
   // One backoff for failed authentication, so bad API keys and bad client secrets share a source's budget.
   const authThrottle = new AuthThrottle();
   app.use(oauthRoutes(deps.oauth.accounts, deps.oauth.keys, deps.audit, authThrottle));
+  // Where MCP clients learn which authorization server issues tokens for /mcp (public, like the OAuth metadata).
+  const issuer = () => deps.oauth.accounts.settings.issuer();
+  app.locals.publicUrl = issuer;
+  app.use(mcpMetadataRoutes(issuer));
   // The workbench's files and pages; it never answers a path under the API's prefixes
   // (http/api-paths.ts), so those reach the routes below or the JSON 404.
   if (deps.rendererDir) app.use(workbenchStatic(deps.rendererDir));
   app.use(sessionRoutes(deps.sessions, deps.rateLimits, deps.audit));
   // Authenticate before reading a body: strangers cannot make us parse megabytes.
-  app.use(["/v1", "/metrics"], authenticate(deps.admin, deps.sessions, deps.audit, deps.oauth.accounts, authThrottle));
+  app.use(["/v1", "/metrics", "/mcp", "/api"], authenticate(deps.admin, deps.sessions, deps.audit, deps.oauth.accounts, authThrottle));
   // Prometheus scrapes with a bearer key holding `metrics.read` (the path it expects, and under /v1).
   app.get(["/metrics", "/v1/metrics"], doc({ summary: "Prometheus metrics: requests, latency, tokens, time to first token, queues, loaded models, indexing", tag: "Discovery", response: { contentType: "text/plain" } }), requireScope("metrics.read"), async (_req, res) => {
     const { contentType, text } = await metrics.exposition();
     res.type(contentType).send(text);
   });
-  app.use("/v1", rateLimitHeaders(deps.rateLimits));
+  app.use(["/v1", "/mcp", "/api"], rateLimitHeaders(deps.rateLimits));
   const admit = costly(deps.rateLimits);
   const trail = trailOf(deps.audit);
   // Only JSON bodies are parsed here; multipart uploads stream through their route untouched.
   app.use(express.json({ limit: deps.http.maxJsonBodyBytes, strict: true, verify: refuseDeepJson }));
   app.use(corporaRoutes({ ...deps.rag, costly: admit, trail, audit: deps.audit }));
+  // OpenAI's Files (uploads stream through untouched, like the corpus upload) and Vector Stores.
+  app.use(filesRoutes({ files: deps.vectorStores.files, maxFileBytes: deps.rag.upload.maxFileBytes, costly: admit, trail }));
+  app.use(vectorStoreRoutes({ stores: deps.vectorStores.stores, files: deps.vectorStores.storeFiles, search: deps.vectorStores.search, costly: admit, trail }));
   app.use(modelAdminRoutes(deps.pulls));
   app.use(remoteModelRoutes(deps.remoteModels, trail));
   app.use(modelsRoutes(deps.registry, deps.modelDefaults, startedAt, deps.engine));
   app.use(chatRoutes(deps.chat, admit, trail));
   app.use(completionsRoutes(deps.chat, admit, trail));
   app.use(messagesRoutes(deps.chat, admit, trail));
-  app.use(responsesRoutes(deps.chat, deps.responses, admit, trail));
+  app.use(responsesRoutes(deps.chat, deps.responses, admit, trail, deps.vectorStores.search));
   app.use(embeddingsRoutes(deps.embeddings, admit, trail));
+  app.use(ollamaRoutes({ chat: deps.chat, embeddings: deps.embeddings, registry: deps.registry, engine: deps.engine, costly: admit, trail, maxJsonBodyBytes: deps.http.maxJsonBodyBytes, idleUnloadSeconds: deps.idleUnloadSeconds, startedAt }));
   app.use(rerankRoutes(deps.rerank, admit, trail));
   app.use(adminRoutes(deps.admin, deps.rateLimits, trail));
   app.use(queryRoutes(deps.rag.queries, deps.rag.tuning, admit, trail));
   app.use(auditRoutes(deps.audit));
   app.use(serviceAccountRoutes(deps.oauth.accounts, deps.admin, deps.rateLimits, trail));
   app.use(securityRoutes(deps.admin, deps.securityStatus, async () => ({ kid: await deps.oauth.keys.rotate(deps.oauth.accounts.settings.tokenTtlSeconds), published: deps.oauth.keys.kids() }), trail));
+  app.use(ollamaListenerRoutes(deps.ollamaListener, trail));
   app.use(sourceRoutes(deps.rag.sources));
   app.use(conversationRoutes(deps.conversations, deps.rag.corpora));
   app.use(tombstoneRoutes(deps.rag.tombstones));
+  app.use(mcpRoutes({ corpora: deps.rag.corpora, documents: deps.rag.documents, queries: deps.rag.queries, sources: deps.rag.sources, version: deps.version }, admit, trail));
   let openApi: Record<string, unknown> | undefined;
   app.get("/v1/openapi.json", doc({ summary: "This API as an OpenAPI 3.1 document, generated from the routes served and the schemas they validate with", tag: "Discovery" }), (_req, res) => {
     res.json((openApi ??= openApiDocument(app, { version: deps.version })));

@@ -6,7 +6,7 @@ import path from "node:path";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { AdminService, DEFAULT_WORKSPACE_ID } from "./admin/admin-service.js";
 import { SCOPES, type Principal, type Scope } from "./domain/scopes.js";
-import { ConfigError, isLoopbackHost, loadConfig, type Config, type ConfigInput } from "./config.js";
+import { clientEnvironment, ConfigError, isLoopbackHost, loadConfig, type Config, type ConfigInput } from "./config.js";
 import { loadCatalog } from "./models/catalog.js";
 import { formatParameterCount } from "./models/gguf-summary.js";
 import { downloadModel, type DownloadProgress } from "./models/model-download.js";
@@ -448,6 +448,27 @@ export function buildProgram(): Command {
         "PUSTAKA_THREADS, PUSTAKA_LOG_LEVEL. Flags win over the environment, which wins over --config.",
     )
     .action((flags: ServeFlags) => serve(flags));
+
+  program
+    .command("mcp")
+    .description("MCP over stdio for clients that launch a command (Claude Desktop): relays to a running server's /mcp")
+    .option("--url <url>", "the running server (default: PUSTAKA_URL, else http://127.0.0.1:7780)")
+    .option("--key <key>", "an API key with rag.read (and inference to ask); default: PUSTAKA_API_KEY")
+    .addHelpText("after", "\nNothing but MCP is written to stdout; problems go to stderr. The server does the work, checks the key and audits each call.")
+    .action(async (flags: { url?: string; key?: string }) => {
+      const env = clientEnvironment();
+      const url = (flags.url ?? env.url ?? "http://127.0.0.1:7780").replace(/\/+$/, "");
+      const key = flags.key ?? env.apiKey;
+      if (!key) throw new ConfigError("pustaka mcp needs an API key: --key or PUSTAKA_API_KEY (one with rag.read, and inference to ask questions)");
+      if (!/^https?:\/\/[^/]+$/.test(url)) throw new ConfigError(`--url must be the server's address, such as http://127.0.0.1:7780 (got '${url}')`);
+      const { runStdioBridge, BridgeError } = await import("./mcp/stdio-bridge.js");
+      try {
+        await runStdioBridge({ url, key });
+      } catch (error) {
+        if (error instanceof BridgeError) throw new ConfigError(error.message);
+        throw error;
+      }
+    });
 
   const models = program.command("models").description("list and download models");
   withCommonOptions(models.command("list").description("models found locally and in the catalog")).action((flags: CommonFlags) => listModels(flags));

@@ -428,6 +428,11 @@ type DeepPartial<T> = T extends readonly unknown[] ? T : T extends object ? { [K
 export type ConfigInput = DeepPartial<z.input<typeof ConfigSchema>>;
 
 /** Default data directory per platform (XDG on Linux). */
+/** What a client command (`pustaka mcp`) reads from the environment: the server's URL and a key. */
+export function clientEnvironment(env: NodeJS.ProcessEnv = process.env): { url: string | undefined; apiKey: string | undefined } {
+  return { url: env.PUSTAKA_URL || undefined, apiKey: env.PUSTAKA_API_KEY || undefined };
+}
+
 export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
   const home = os.homedir();
   if (process.platform === "win32") return path.join(env.APPDATA ?? path.join(home, "AppData", "Roaming"), "Pustaka");

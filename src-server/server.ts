@@ -18,7 +18,10 @@ import { RateLimitService } from "./admin/rate-limit-service.js";
 import { SqlRateLimitLedger } from "./store/rate-limit-store.js";
 import { fetchModels } from "./models/model-fetcher.js";
 import { ModelFileStore } from "./store/model-file-store.js";
-import { createApp } from "./app.js";
+import { createApp, type AppDeps } from "./app.js";
+import { OllamaListenerService } from "./admin/ollama-listener-service.js";
+import { OllamaListenerStore } from "./store/ollama-listener-store.js";
+import { createOllamaListenerApp, listenOnLoopback } from "./http/ollama-listener.js";
 import { ServiceAccountService } from "./admin/service-account-service.js";
 import { OAuthKeys } from "./security/oauth-keys.js";
 import { ServiceAccountStore } from "./store/service-account-store.js";
@@ -27,7 +30,7 @@ import { AuditService } from "./audit/audit-service.js";
 import { AuditSigner } from "./security/audit-chain.js";
 import { AuditStore } from "./store/audit-store.js";
 import { ConfigError, isLoopbackHost, type Config } from "./config.js";
-import { createHttpListener } from "./http/http-listener.js";
+import { createHttpListener, drainServer } from "./http/http-listener.js";
 import { LlamaEngine } from "./engine/llama-engine.js";
 import { EngineRouter } from "./engine/engine-router.js";
 import { RemoteEngine } from "./engine/remote/remote-engine.js";
@@ -78,6 +81,7 @@ import { CorpusStore } from "./store/corpus-store.js";
 import { SqliteColdStore } from "./store/sqlite-cold-store.js";
 import { TombstoneCatalog } from "./store/tombstone-catalog.js";
 import { TombstoneService } from "./rag/tombstone-service.js";
+import { composeVectorStores, type VectorStores } from "./rag/vector-stores/compose-vector-stores.js";
 import { secondsOf, systemClock, type Clock } from "./domain/clock.js";
 import { databaseLocationOf, latestSchemaVersion, openSqlDatabase, type SqlDatabase } from "./store/sql-database.js";
 import { Readiness } from "./ops/readiness.js";
@@ -130,6 +134,8 @@ export interface Services {
   audit: AuditService;
   tombstones: TombstoneService;
   serviceAccounts: ServiceAccountService;
+  /** OpenAI's Files and Vector Stores over corpora (`search` is what `file_search` runs). */
+  vectorStores: VectorStores;
 }
 
 export interface PustakaServer {
@@ -247,6 +253,9 @@ export async function createServer(config: Config, options: ServerOptions): Prom
     if (recovered.completed.length + recovered.destroyed.length > 0) logger.warn(recovered, "finished deletions interrupted by a stop");
     const orphans = await rag.services.documents.sweepOrphans();
     if (orphans > 0) logger.warn({ orphans }, "removed stored files that belonged to no document");
+    // Replicas may be uploading right now: only a lone server sweeps uploads cut off before their record.
+    const fileOrphans = shared ? 0 : await rag.services.vectorStores.files.sweepOrphans();
+    if (fileOrphans > 0) logger.warn({ orphans: fileOrphans }, "removed uploaded files that belonged to no file record");
     const corpusIds = new Set(await rag.corpusStore.ids());
     const snapshots = await rag.indexes.sweepSnapshots((corpusId) => corpusIds.has(corpusId));
     if (snapshots > 0) logger.warn({ snapshots }, "removed index snapshots of corpora that no longer exist");
@@ -336,7 +345,23 @@ export async function createServer(config: Config, options: ServerOptions): Prom
       rerank: new RerankService(registry, engine, { defaultModel: config.models.defaultRerank, maxDocuments: config.rerank.maxDocuments }),
       ...rag.services,
     };
-    const app = createApp({
+    // Ollama's API on 127.0.0.1 without a key, acting as one key, when an administrator opens it.
+    const ollamaListener: OllamaListenerService = new OllamaListenerService({
+      settings: new OllamaListenerStore(store),
+      keys: new ApiKeyStore(store),
+      workspaces: new WorkspaceStore(store),
+      // One computer's loopback port: a replica behind a load balancer has no use for it.
+      unavailable: shared ? "replicas sharing a database have no Ollama listener (it is one computer's loopback port); clients use Ollama's API on the server's port with a key" : null,
+      bind: (port) =>
+        listenOnLoopback(
+          createOllamaListenerApp(appDeps, () => ollamaListener.principal()),
+          port,
+          { requestTimeoutMs: config.limits.requestTimeoutSeconds * 1000, headersTimeoutMs: config.limits.headersTimeoutSeconds * 1000, drainMs: config.shutdown.drainSeconds * 1000 },
+          (error) => logger.error({ err: error }, "the Ollama listener failed"),
+        ),
+      onWarning: (message) => logger.warn(message),
+    });
+    const appDeps: AppDeps = {
       logger,
       admin,
       sessions,
@@ -354,14 +379,18 @@ export async function createServer(config: Config, options: ServerOptions): Prom
       audit,
       oauth: { accounts: serviceAccounts, keys: oauthKeys },
       securityStatus,
+      idleUnloadSeconds: config.engine.idleUnloadSeconds,
       readiness,
       replicaHeader: shared || config.replicaId ? replicaId : null,
       metrics,
       rag: { ...rag.services, upload: { maxFiles: config.rag.maxFilesPerUpload, maxFileBytes: config.rag.maxFileBytes } },
+      vectorStores: rag.services.vectorStores,
       http: { host: config.host, allowedHosts: config.allowedHosts, maxJsonBodyBytes: config.limits.maxJsonBodyBytes },
       version: options.version,
       rendererDir: options.rendererDir ?? null,
-    });
+      ollamaListener,
+    };
+    const app = createApp(appDeps);
 
     let closing: Promise<void> | undefined;
     return {
@@ -397,27 +426,16 @@ export async function createServer(config: Config, options: ServerOptions): Prom
             resolve();
           });
         });
-        resources.add(
-          () =>
-            new Promise<void>((resolve) => {
-              // New connections are refused; requests already running (streams too) may finish
-              // within the drain window, their connections closing as they fall idle; then they are cut.
-              const sweep = setInterval(() => server.closeIdleConnections(), 100);
-              const cut = setTimeout(() => server.closeAllConnections(), config.shutdown.drainSeconds * 1000);
-              sweep.unref();
-              cut.unref();
-              server.close(() => {
-                clearInterval(sweep);
-                clearTimeout(cut);
-                resolve();
-              });
-              server.closeIdleConnections();
-            }),
-        );
+        // New connections are refused; requests already running (streams too) may finish
+        // within the drain window, their connections closing as they fall idle; then they are cut.
+        resources.add(() => drainServer(server, config.shutdown.drainSeconds * 1000));
         const address = server.address() as AddressInfo;
         const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
         url = `${tls ? "https" : "http"}://${host}:${address.port}`;
         logger.info({ url, replica: readiness.replica, store: store.location, models: registry.entries.map((e) => e.id) }, "listening");
+        // The Ollama listener an administrator left open opens again (a port now taken leaves it broken, the server up).
+        await ollamaListener.restore();
+        resources.add(() => ollamaListener.stop());
         if (shared && !config.oauth.issuer) {
           logger.warn({ replica: readiness.replica }, "replicas share a store but oauth.issuer is not set: each replica names itself as the issuer, so a token one signs is refused by the others; set oauth.issuer to the load balancer's URL");
         }
@@ -443,9 +461,14 @@ export async function createServer(config: Config, options: ServerOptions): Prom
         rag.indexer.start();
         // Expired tombstones and keys are destroyed now and hourly; what is destroyed is reported through `onPurged`.
         const purgeTombstones = () => rag.services.tombstones.purge().catch((error: unknown) => logger.error({ err: error }, "purging tombstones failed"));
+        // Vector stores whose expiry passed lose their documents; files whose expiry passed are deleted.
+        const expireVectorStores = () =>
+          Promise.all([rag.services.vectorStores.stores.expireDue(), rag.services.vectorStores.files.purgeExpired()]).catch((error: unknown) => logger.error({ err: error }, "expiring vector stores or files failed"));
         void purgeTombstones();
+        void expireVectorStores();
         const purge = setInterval(() => {
           void purgeTombstones();
+          void expireVectorStores();
           void sessions.purgeExpired().catch((error: unknown) => logger.error({ err: error }, "purging expired sessions failed"));
           void responses
             .purgeExpired()
@@ -574,6 +597,8 @@ function composeRag(config: Config, store: SqlDatabase, registry: ModelRegistry,
       registry,
       engine,
       logger,
+      // Declared below (it needs the document service, which needs this indexer); asked only once indexing runs.
+      chunkingOf: (documentId) => vectorStores.attacher.windowsOf(documentId),
       replicas:
         replicas && config.database.url
           ? {
@@ -612,6 +637,7 @@ function composeRag(config: Config, store: SqlDatabase, registry: ModelRegistry,
   });
   const tuning = new SearchTuningService({ corpora, documents: documentStore, indexes, registry, engine, queries });
   const sources = new SourceService({ corpora, documents: documentStore, chunks: chunkStore, keyring, blobs });
+  const vectorStores = composeVectorStores({ store, dataDir: config.dataDir, keyProvider, clock, maxFileBytes: config.rag.maxFileBytes, corpora, corpusStore, documents, documentStore, queries, sources });
   const follower = feed && replicas ? new CorpusFollower(feed, replicas.bus, indexes, { logger }) : null;
-  return { indexer, indexes, follower, feed, cold, corpusStore, documentCounts: () => documentStore.countsByStatus(), services: { corpora, documents, queries, tuning, sources, events, tombstones } };
+  return { indexer, indexes, follower, feed, cold, corpusStore, documentCounts: () => documentStore.countsByStatus(), services: { corpora, documents, queries, tuning, sources, events, tombstones, vectorStores } };
 }

@@ -1,6 +1,7 @@
 /**
  * Keys and connection: the local base URL, this minute's rate-limit usage, the workspace's
- * API keys (with their tiers) and service accounts, and client snippets.
+ * API keys (with their tiers) and service accounts, how agents and editors connect over MCP,
+ * and client snippets.
  */
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { Plus } from "lucide-react";
@@ -17,6 +18,7 @@ import { ErrorNotice } from "../ui/ErrorNotice.js";
 import { Skeleton } from "../ui/Skeleton.js";
 import { CreateKeyDialog } from "./CreateKeyDialog.js";
 import { KeyTable } from "./KeyTable.js";
+import { KEY_PLACEHOLDER, McpConnect } from "./McpConnect.js";
 import { suggestedTiers } from "./suggested-tiers.js";
 import { RateLimitUsage } from "./RateLimitUsage.js";
 import { SecretDialog } from "./SecretDialog.js";
@@ -36,6 +38,7 @@ export function KeysPage() {
   const [tierOf, setTierOf] = useState<ApiKey | null>(null);
   const keys = useQuery({ queryKey: ["keys", principal.workspace_id], queryFn: () => listKeys(client, principal.workspace_id).then((p) => p.data) });
   const baseUrl = client.apiBase;
+  const origin = baseUrl.replace(/\/v1$/, "");
   const model = defaultModel(models.data, "chat")?.id ?? "MODEL";
   const isAdmin = principal.scopes.includes("workspaces.manage");
   const knownTiers = useMemo(() => suggestedTiers(principal, (keys.data ?? []).map((k) => k.rate_limit_tier)), [keys.data, principal]);
@@ -89,7 +92,9 @@ export function KeysPage() {
           <ServiceAccounts workspaceId={principal.workspace_id} />
         </Tabs.Content>
       </Tabs.Root>
-      <Snippets baseUrl={baseUrl} model={model} apiKey={created?.secret ?? "psk-…"} />
+      {/* A new key's secret fills the snippets only while its dialog shows it: once closed, it is not shown again. */}
+      <McpConnect origin={origin} fresh={created} onNewKey={() => setCreating(true)} keys={keys} currentKeyId={principal.key_id} />
+      <Snippets baseUrl={baseUrl} model={model} apiKey={created?.secret ?? KEY_PLACEHOLDER} />
       <CreateKeyDialog open={creating} onOpenChange={setCreating} workspaceId={principal.workspace_id} onCreated={setCreated} />
       <SecretDialog created={created} onClose={() => setCreated(null)} />
       <TierDialog target={tierOf} onClose={() => setTierOf(null)} description={t("tier.body")} knownTiers={knownTiers} save={saveTier} />

@@ -1,7 +1,8 @@
 /**
  * Security: the key provider protecting the data (with a warning for the local key file),
  * the audit signing key, the OAuth issuer for service accounts (with signing key rotation),
- * and how the server is reachable. Needs the `workspaces.manage` scope.
+ * how the server is reachable, and the Ollama listener (open, move, close). Needs the
+ * `workspaces.manage` scope.
  */
 import { useQuery } from "@tanstack/react-query";
 import { Cpu, Network, ScrollText, TriangleAlert } from "lucide-react";
@@ -16,6 +17,7 @@ import { isScopeRefusal, ScopeRequired } from "../ui/ScopeRequired.js";
 import { Skeleton } from "../ui/Skeleton.js";
 import { StatusBadge } from "../ui/StatusBadge.js";
 import { OAuthCard } from "./OAuthCard.js";
+import { OllamaListenerCard } from "./OllamaListenerCard.js";
 import { SecurityCard } from "./SecurityCard.js";
 import "./security.css";
 
@@ -118,6 +120,7 @@ function SecurityCards({ status }: { status: SecurityStatus }) {
           </div>
         )}
       </SecurityCard>
+      <OllamaListenerCard />
     </div>
   );
 }

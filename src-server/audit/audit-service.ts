@@ -35,9 +35,12 @@ export type AuditEventType =
   | "embeddings.create"
   | "rerank.create"
   | "document.upload"
+  | "file.upload"
+  | "file.delete"
   | "rag.query"
   | "rag.search"
   | "rag.search.tune"
+  | "mcp.request"
   | "corpus.create"
   | "corpus.delete"
   | "document.delete"
@@ -59,6 +62,8 @@ export type AuditEventType =
   | "remote_model.create"
   | "remote_model.delete"
   | "remote_model.test"
+  | "ollama_listener.open"
+  | "ollama_listener.close"
   | "audit.export";
 
 export interface AuditEvent {

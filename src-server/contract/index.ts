@@ -10,4 +10,5 @@ export type * from "./inference.js";
 export type * from "./rag.js";
 export type * from "./conversations.js";
 export type * from "./audit.js";
+export type * from "./ollama-listener.js";
 export type * from "./desktop-bridge.js";

@@ -2,8 +2,7 @@
  * The API's URL space, defined once: every path under these prefixes belongs to the API
  * (JSON, Prometheus text, event streams) and never to the workbench, whose files and page
  * fallback skip them (`workbench-static.ts`); the OpenAPI document lists only routes under
- * them. `/api` (the Ollama API) and `/mcp` (MCP over Streamable HTTP) are reserved for
- * their endpoints before those exist, so no page or file can take them meanwhile.
+ * them. `/api` is the Ollama API and `/mcp` MCP over Streamable HTTP.
  */
 import path from "node:path";
 

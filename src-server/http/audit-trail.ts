@@ -10,7 +10,7 @@ import { actorOf, type AuditEventType, type AuditService } from "../audit/audit-
 import { canonicalJson, sha256Hex } from "../security/audit-chain.js";
 
 /** Types written at once (administrative and destructive changes), not batched. */
-const DURABLE: ReadonlySet<AuditEventType> = new Set(["workspace.create", "workspace.update", "api_key.create", "api_key.update", "api_key.revoke", "corpus.delete", "document.delete", "service_account.create", "service_account.update", "service_account.delete", "oauth.rotate_key", "remote_model.create", "remote_model.delete"]);
+const DURABLE: ReadonlySet<AuditEventType> = new Set(["workspace.create", "workspace.update", "api_key.create", "api_key.update", "api_key.revoke", "corpus.delete", "document.delete", "file.delete", "service_account.create", "service_account.update", "service_account.delete", "oauth.rotate_key", "remote_model.create", "remote_model.delete", "ollama_listener.open", "ollama_listener.close"]);
 
 /** SHA-256 of what a client sent, in a form anyone holding the same input can recompute. */
 export function inputDigest(value: unknown): string {

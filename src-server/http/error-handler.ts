@@ -8,6 +8,8 @@ import { RateLimitExceeded } from "../admin/rate-limit-service.js";
 import { ServiceError, type ErrorKind, type InputLocation } from "../errors.js";
 import { setRateLimitHeaders } from "./rate-limit.js";
 import { ANTHROPIC_PATHS, anthropicError } from "./wire/anthropic-wire.js";
+import { OLLAMA_PATHS, ollamaError } from "./wire/ollama-wire.js";
+import { MCP_PATHS, mcpChallenge, mcpError } from "./wire/mcp-wire.js";
 
 const STATUS: Record<ErrorKind, { status: number; type: string }> = {
   invalid_request: { status: 400, type: "invalid_request_error" },
@@ -121,11 +123,20 @@ export function sendError(res: Response, error: unknown): void {
     res.end();
     return;
   }
-  if (status === 401) res.setHeader("WWW-Authenticate", 'Bearer realm="pustaka"');
+  const mcp = MCP_PATHS.test(res.req?.path ?? "");
+  // The public URL (the OAuth issuer: what clients reach, set behind a proxy), else where this request came in.
+  const publicUrl = () => (res.app?.locals.publicUrl as (() => string) | undefined)?.() ?? `${res.req.protocol}://${res.req.get("host") ?? ""}`;
+  const challenge = mcp ? mcpChallenge(status, body, publicUrl()) : status === 401 ? 'Bearer realm="pustaka"' : null;
+  if (challenge) res.setHeader("WWW-Authenticate", challenge);
   if (error instanceof RateLimitExceeded) setRateLimitHeaders(res, error.states);
   if (retryAfter !== undefined) res.setHeader("Retry-After", String(retryAfter));
-  // Each API family answers in its own error shape: Anthropic's on its Messages routes.
-  res.status(status).json(ANTHROPIC_PATHS.test(res.req?.path ?? "") ? anthropicError(status, body) : body);
+  if (mcp) {
+    res.status(status).json(mcpError(status, body));
+    return;
+  }
+  // Each API family answers in its own error shape: Anthropic's on its Messages routes, Ollama's under /api.
+  const path = res.req?.path ?? "";
+  res.status(status).json(ANTHROPIC_PATHS.test(path) ? anthropicError(status, body) : OLLAMA_PATHS.test(path) ? ollamaError(body) : body);
 }
 
 export const errorHandler: ErrorRequestHandler = (error, _req, res, _next) => sendError(res, error);

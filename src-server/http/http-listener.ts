@@ -79,3 +79,19 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
   // A client that stopped reading must not keep the socket either.
   setTimeout(() => socket.destroy(), 2000).unref();
 }
+
+/** Stops accepting at once; requests in flight may finish within `drainMs` (idle connections close as they fall idle), then are cut. */
+export function drainServer(server: http.Server, drainMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const sweep = setInterval(() => server.closeIdleConnections(), 100);
+    const cut = setTimeout(() => server.closeAllConnections(), drainMs);
+    sweep.unref();
+    cut.unref();
+    server.close(() => {
+      clearInterval(sweep);
+      clearTimeout(cut);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}

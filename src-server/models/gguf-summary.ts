@@ -29,6 +29,8 @@ export interface GgufSummary {
    * (`fileInsights.supportsRanking`), made on the header alone.
    */
   supportsRanking: boolean;
+  /** The GGUF's own chat template (`tokenizer.chat_template`, Jinja), when it has one of sane size; shown by Ollama's `/api/show`. */
+  chatTemplate?: string | null;
 }
 
 /** Encoder architectures llama.cpp runs only as embedding models. */
@@ -79,6 +81,7 @@ export async function readGgufSummary(file: string): Promise<GgufSummary> {
   const isEncoder = ENCODER_ARCHITECTURES.has(architecture) || arch.pooling_type !== undefined;
   const ranks = supportsRanking(architecture, tensors.map((t) => t.name), info.metadata.tokenizer);
   const fileType = general?.file_type;
+  const template = (info.metadata.tokenizer as { chat_template?: unknown } | undefined)?.chat_template;
   return {
     path: file,
     bytes: stats.size,
@@ -91,6 +94,7 @@ export async function readGgufSummary(file: string): Promise<GgufSummary> {
     parameters,
     quantization: fileType === undefined ? null : formatFileType(fileType),
     supportsRanking: ranks,
+    chatTemplate: typeof template === "string" && template.length <= 65_536 ? template : null,
   };
 }
 

@@ -70,6 +70,8 @@ export interface IndexerDeps {
     sweepLease: () => Promise<boolean>;
     sweepEveryMs?: number;
   } | undefined;
+  /** Fixed windows of its own size for a document that asked for them (a vector-store file's static chunking); null: as its corpus says. */
+  chunkingOf?: ((documentId: string) => Promise<{ targetTokens: number; overlapTokens: number } | null>) | undefined;
 }
 
 export class Indexer {
@@ -263,10 +265,13 @@ export class Indexer {
       const promptTokens = prompt ? tokenizer.countTokens(prompt) : 0;
       // A document with a title or headings gives its passages a context line (passage-context.ts): room is kept for it.
       const contextTokens = parsed.title || parsed.blocks.some((b) => b.kind === "heading") ? CONTEXT_MAX_TOKENS : 0;
-      const maxTokens = Math.min(this.options.maxTokens, tokenizer.maxEmbeddingTokens - promptTokens - contextTokens);
+      const windows = (await this.deps.chunkingOf?.(document.id)) ?? null;
+      // Fixed windows asked for may exceed what the embedding model reads: they are cut to it.
+      const maxTokens = Math.min(windows ? Number.POSITIVE_INFINITY : this.options.maxTokens, tokenizer.maxEmbeddingTokens - promptTokens - contextTokens);
+      const targetTokens = Math.min(windows?.targetTokens ?? this.options.targetTokens, maxTokens);
       const drafts = await chunkDocument(
         parsed,
-        { strategy: corpus.chunking, maxTokens, targetTokens: Math.min(this.options.targetTokens, maxTokens), overlapTokens: this.options.overlapTokens, breakpoints: this.options.semanticBreakpoints },
+        { strategy: windows ? "fixed" : corpus.chunking, maxTokens, targetTokens, overlapTokens: windows ? Math.min(windows.overlapTokens, Math.floor(targetTokens / 2)) : this.options.overlapTokens, breakpoints: this.options.semanticBreakpoints },
         { countTokens: (text) => tokenizer.countTokens(text), embed: (texts) => embed(texts) },
       );
       const contexts = drafts.map((d) => fitContext(passageContext(parsed.title, d.headingPath, d.text), contextTokens, (text) => tokenizer.countTokens(text)));

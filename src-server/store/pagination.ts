@@ -57,7 +57,7 @@ export function readPage<Row>(db: Database, query: PageQuery, page: PageRequest)
 
 /** A page's query on the asynchronous store: a table and a condition written with Kysely's `sql` tag. */
 export interface SqlPageQuery {
-  table: "workspaces" | "api_keys" | "corpora" | "documents" | "service_accounts" | "tombstones";
+  table: "workspaces" | "api_keys" | "corpora" | "documents" | "service_accounts" | "tombstones" | "openai_files" | "vector_store_files";
   /** e.g. sql`workspace_id = ${workspaceId}` (parameters stay parameters). */
   where: RawBuilder<unknown>;
 }

@@ -114,7 +114,11 @@ describe("the server as `npm start` runs it (workbench at /)", () => {
     return { status: res.status, type, text, json };
   };
 
-  /** Not the workbench, never a 5xx; an error is JSON in the OpenAI shape (Anthropic's on `/v1/messages`). */
+  /** Ollama's API (`/api`), answering errors in Ollama's shape, `{"error":"…"}`; `where` starts with the method and path. */
+  const isOllama = (where: string) => /^[A-Z]+ \/api(\/|\s|$)/i.test(where);
+  /** MCP (`/mcp`), answering errors as JSON-RPC errors (`{"jsonrpc":"2.0","error":{"code","message","data"}}`). */
+  const isMcp = (where: string) => /^[A-Z]+ \/mcp(\/|\s|$)/i.test(where);
+  /** Not the workbench, never a 5xx; an error is JSON in the OpenAI shape (Anthropic's on `/v1/messages`, Ollama's under `/api`). */
   const assertApiAnswer = (where: string, reply: Reply) => {
     const detail = `${where} → ${reply.status} ${reply.type} ${reply.text.slice(0, 200)}`;
     assert.doesNotMatch(reply.type, /text\/html/, `an API URL answered with a page: ${detail}`);
@@ -122,11 +126,21 @@ describe("the server as `npm start` runs it (workbench at /)", () => {
     assert.ok(reply.status < 500, detail);
     if (reply.status >= 400) {
       assert.match(reply.type, /^application\/json/, `errors are JSON: ${detail}`);
+      if (isOllama(where)) {
+        assert.equal(typeof reply.json?.error, "string", `Ollama's error shape: ${detail}`);
+        return;
+      }
+      if (isMcp(where)) {
+        assert.equal(reply.json?.jsonrpc, "2.0", `JSON-RPC's error shape: ${detail}`);
+        assert.equal(typeof reply.json?.error?.code, "number", `JSON-RPC's error shape: ${detail}`);
+        assert.equal(typeof reply.json?.error?.message, "string", `JSON-RPC's error shape: ${detail}`);
+        return;
+      }
       assert.equal(typeof reply.json?.error?.message, "string", `the error shape: ${detail}`);
       assert.equal(typeof reply.json?.error?.type, "string", `the error shape: ${detail}`);
     }
   };
-  const unknownUrl = (reply: Reply) => reply.status === 404 && /^Unknown request URL/.test(String(reply.json?.error?.message));
+  const unknownUrl = (reply: Reply) => reply.status === 404 && /^Unknown request URL/.test(String(reply.json?.error?.message ?? reply.json?.error));
 
   before(async () => {
     // No rendererDir: the test server mounts the built workbench by default, as `npm start` does.
@@ -231,7 +245,7 @@ describe("the server as `npm start` runs it (workbench at /)", () => {
   });
 
   it("answers unknown paths under the API's prefixes with the JSON 404, never the page", async () => {
-    const unknown = ["/v1/nope", "/v1/nope/deeper", "/v1/", "/metrics/x", "/v1/metrics/x", "/healthz/x", "/api/nope", "/api", "/api/tags", "/mcp", "/mcp/x", "/.well-known/nope", "/V1/NOPE", "/Metrics/x", "/%761/nope", "/v1/openapi.json/x", "/v1/assets/x.js"];
+    const unknown = ["/v1/nope", "/v1/nope/deeper", "/v1/", "/metrics/x", "/v1/metrics/x", "/healthz/x", "/api/nope", "/api", "/mcp/x", "/.well-known/nope", "/V1/NOPE", "/Metrics/x", "/%761/nope", "/v1/openapi.json/x", "/v1/assets/x.js"];
     for (const route of unknown) {
       for (const method of ["GET", "HEAD", "POST", "DELETE"]) {
         const reply = await probe(method, route);
@@ -239,17 +253,25 @@ describe("the server as `npm start` runs it (workbench at /)", () => {
         assert.match(reply.type, /^application\/json/, `${method} ${route}`);
         if (method === "HEAD") continue;
         assertApiAnswer(`${method} ${route}`, reply);
+        if (isOllama(`${method} ${route}`)) {
+          assert.ok(unknownUrl(reply), `${method} ${route}`);
+          continue;
+        }
+        if (isMcp(`${method} ${route}`)) {
+          assert.equal(reply.json.error.data.code, "unknown_url", `${method} ${route}`);
+          continue;
+        }
         assert.equal(reply.json.error.type, "not_found_error", `${method} ${route}`);
         assert.equal(reply.json.error.code, "unknown_url", `${method} ${route}`);
       }
     }
     // Without a key, the authenticated prefixes refuse (401, JSON); the others are simply not found.
-    for (const route of ["/v1/nope", "/metrics/x"]) {
+    for (const route of ["/v1/nope", "/metrics/x", "/api/nope", "/mcp", "/mcp/x"]) {
       const reply = await probe("GET", route, null);
       assert.equal(reply.status, 401, route);
       assertApiAnswer(`GET ${route} without a key`, reply);
     }
-    for (const route of ["/healthz/x", "/api/nope", "/mcp", "/.well-known/nope"]) {
+    for (const route of ["/healthz/x", "/.well-known/nope"]) {
       const reply = await probe("GET", route, null);
       assert.equal(reply.status, 404, route);
       assertApiAnswer(`GET ${route} without a key`, reply);

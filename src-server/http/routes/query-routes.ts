@@ -63,22 +63,8 @@ export function queryRoutes(queries: QueryService, tuning: SearchTuningService, 
     res.on("close", () => settle(0));
     const id = newId("ans_");
     if (!body.stream) {
-      let answer = started.fallback ?? "";
-      let completionTokens = 0;
-      let finishReason: FinishReason = "stop";
-      if (started.run) {
-        for await (const event of started.run.events) {
-          if (event.type === "text") answer += event.text;
-          else {
-            completionTokens = event.completionTokens;
-            finishReason = event.finishReason;
-            if (event.promptTokens !== undefined) started.run.promptTokens = event.promptTokens;
-          }
-        }
-      }
+      const { answer, completionTokens, finishReason } = await queries.finish(started);
       settle(completionTokens);
-      // Sentence offsets point into the text sent, so attribution reads the trimmed answer.
-      answer = answer.trim();
       res.json(answerObject(id, started, answer, ending(res, started, answer, completionTokens, finishReason), nowSeconds()));
       return;
     }

@@ -6,7 +6,7 @@
  */
 import { Router, type RequestHandler } from "express";
 import type { ChatMessage } from "../../engine/types.js";
-import { invalidRequest } from "../../errors.js";
+import { invalidRequest, ServiceError } from "../../errors.js";
 import { newId, nowSeconds, randomBase62 } from "../../ids.js";
 import type { ChatService } from "../../inference/chat-service.js";
 import type { ResponseArchive } from "../../inference/response-archive.js";
@@ -17,10 +17,13 @@ import { jsonBody } from "../json-body.js";
 import { doc } from "../openapi/route-doc.js";
 import { routeParam } from "../route-param.js";
 import { pipeNamedSse } from "../sse.js";
-import { inputItemsOf, inputMessages, responseEvents, responseObject, ResponsesRequestSchema, toResponsesChatInput, transcriptTurn, type ResponseOutcome } from "../wire/responses-wire.js";
+import { citationAnnotations, fileSearchToolOf, inputItemsOf, inputMessages, responseEvents, responseObject, ResponsesRequestSchema, toResponsesChatInput, transcriptTurn, type FileSearchOutput, type ResponseOutcome } from "../wire/responses-wire.js";
+import { stripCitationMarkers } from "../../rag/answer/citation-markers.js";
+import { lastUserText, runFileSearch, withSources } from "../../rag/vector-stores/file-search.js";
+import type { VectorStoreSearch } from "../../rag/vector-stores/vector-store-search.js";
 import { begin, metered } from "./chat-routes.js";
 
-export function responsesRoutes(chat: ChatService, archive: ResponseArchive, costly: RequestHandler, trail: Trail): Router {
+export function responsesRoutes(chat: ChatService, archive: ResponseArchive, costly: RequestHandler, trail: Trail, vectorStores?: VectorStoreSearch): Router {
   const router = Router();
   const inference = requireScope("inference");
   const audit = trail("response.create", { digest: { name: "prompt", of: (body) => ({ instructions: body.instructions ?? null, input: body.input, previous_response_id: body.previous_response_id ?? null }) } });
@@ -32,7 +35,19 @@ export function responsesRoutes(chat: ChatService, archive: ResponseArchive, cos
     const facts = res.locals.audit?.data ?? {};
     Object.assign(facts, { model: body.model, stream: body.stream === true, store: body.store !== false });
     const earlier: ChatMessage[] = body.previous_response_id ? (await archive.load(principal, body.previous_response_id, "previous_response_id")).transcript : [];
-    const input = toResponsesChatInput(body, earlier);
+    let input = toResponsesChatInput(body, earlier);
+    // file_search: the vector stores are searched first and the model answers from what was found.
+    const tool = fileSearchToolOf(body);
+    let fileSearch: FileSearchOutput | undefined;
+    if (tool) {
+      if (!vectorStores) throw invalidRequest("file_search is not available on this server", "unsupported_tool_type", "tools");
+      if (!principal.scopes.has("rag.read")) throw new ServiceError("permission", "this API key lacks the 'rag.read' scope, which file_search needs", { code: "insufficient_scope" });
+      const run = await runFileSearch(vectorStores, principal, tool, lastUserText(input.messages), res.locals.signal);
+      input = { ...input, messages: withSources(input.messages, run) };
+      fileSearch = { run, includeResults: body.include?.includes("file_search_call.results") ?? false };
+      facts.file_search = { vector_store_ids: tool.vectorStoreIds, results: run.hits.map((h) => ({ file_id: h.fileId, chunk_id: h.chunkId })), query_tokens: run.queryTokens };
+    }
+    const searchTokens = fileSearch?.run.queryTokens ?? 0;
     const started = await chat.start(body.model, input, res.locals.signal);
     const { promptTokens, contextSize } = started.run;
     Object.assign(facts, { model: started.model, prompt_tokens: promptTokens, completion_tokens: 0 });
@@ -48,11 +63,11 @@ export function responsesRoutes(chat: ChatService, archive: ResponseArchive, cos
       (completion, counted) => {
         facts.completion_tokens = completion;
         facts.prompt_tokens = counted ?? promptTokens;
-        return res.locals.admission?.settle((counted ?? promptTokens) + completion);
+        return res.locals.admission?.settle((counted ?? promptTokens) + completion + searchTokens);
       },
       () => (res.locals.firstTokenAt ??= performance.now()),
     );
-    const meta = { id: newId("resp_"), createdAt: nowSeconds(), model: started.model, messageId: `msg_${randomBase62(24)}` };
+    const meta = { id: newId("resp_"), createdAt: nowSeconds(), model: started.model, messageId: `msg_${randomBase62(24)}`, fileSearch };
     Object.assign(facts, { response_id: meta.id });
     const keep = async (outcome: ResponseOutcome) => {
       if (body.store === false) return;
@@ -61,7 +76,14 @@ export function responsesRoutes(chat: ChatService, archive: ResponseArchive, cos
     };
     if (!body.stream) {
       const result = await chat.collect({ ...started, run: { ...started.run, events } });
-      const outcome: ResponseOutcome = { text: result.content, toolCalls: result.toolCalls, finishReason: result.finishReason, usage: result.usage };
+      const cited = fileSearch ? stripCitationMarkers(result.content, fileSearch.run.hits.length) : null;
+      const outcome: ResponseOutcome = {
+        text: cited ? cited.text : result.content,
+        toolCalls: result.toolCalls,
+        finishReason: result.finishReason,
+        usage: result.usage,
+        annotations: cited && fileSearch ? citationAnnotations(cited.text, cited.annotations, fileSearch.run) : undefined,
+      };
       await keep(outcome);
       res.json(responseObject(meta, body, outcome));
       return;

@@ -7,6 +7,9 @@ import { z } from "zod";
 import type { ChatEvent, ChatGenerationInput, ChatMessage, FinishReason, ResponseFormat, ToolCall } from "../../engine/types.js";
 import { invalidRequest } from "../../errors.js";
 import { randomBase62 } from "../../ids.js";
+import { CitationMarkers, type MarkerAnnotation } from "../../rag/answer/citation-markers.js";
+import { FILE_SEARCH_DEFAULT_RESULTS, fileCitations, type FileSearchRun, type FileSearchTool } from "../../rag/vector-stores/file-search.js";
+import { parseFilters } from "./vector-store-wire.js";
 
 const unsupported = (why: string) =>
   z
@@ -49,7 +52,23 @@ const FunctionTool = z
     strict: z.boolean().nullable().optional(),
   })
   .strict();
-const OtherTool = z.object({ type: z.string() }).loose();
+/** OpenAI's `file_search`: the vector stores (Pustaka corpora) the answer is drawn from. */
+const FileSearchToolSchema = z
+  .object({
+    type: z.literal("file_search"),
+    vector_store_ids: z.array(z.string().min(1).max(128)).min(1, "name at least one vector store").max(10),
+    max_num_results: z.number().int().min(1).max(50).optional(),
+    // Checked by `parseFilters` (recursive, OpenAI's comparison and compound filters).
+    filters: z.record(z.string(), z.unknown()).nullable().optional(),
+    ranking_options: z
+      .object({ ranker: z.enum(["none", "auto", "default-2024-11-15"]).optional(), score_threshold: z.number().min(0).max(1).optional() })
+      .strict()
+      .nullable()
+      .optional(),
+  })
+  .strict();
+/** Server-side tools Pustaka does not run (web search, code interpreter…): recognised, then refused by name. */
+const OtherTool = z.object({ type: z.string().refine((t) => t !== "function" && t !== "file_search") }).loose();
 
 const TextFormat = z.discriminatedUnion("type", [
   z.object({ type: z.literal("text") }).strict(),
@@ -71,7 +90,7 @@ export const ResponsesRequestSchema = z
     input: z.union([z.string(), z.array(Item).min(1, "input must hold at least one item")]),
     instructions: z.string().nullable().optional(),
     previous_response_id: z.string().min(1).max(256).nullable().optional(),
-    tools: z.array(z.union([FunctionTool, OtherTool])).max(128).optional(),
+    tools: z.array(z.union([FunctionTool, FileSearchToolSchema, OtherTool])).max(128).optional(),
     tool_choice: z.union([z.enum(["none", "auto", "required"]), z.object({ type: z.literal("function"), name: z.string().min(1) }).strict()]).optional(),
     parallel_tool_calls: z.boolean().nullable().optional(),
     text: z.object({ format: TextFormat.optional(), verbosity: z.enum(["low", "medium", "high"]).nullable().optional() }).strict().optional(),
@@ -87,7 +106,11 @@ export const ResponsesRequestSchema = z
     prompt_cache_key: z.string().max(256).optional(),
     service_tier: z.enum(["auto", "default"]).nullable().optional(),
     truncation: z.literal("disabled", "only truncation 'disabled' is supported: a conversation too long for the context is refused, never cut").nullable().optional(),
-    include: z.array(z.string()).max(0, "include is not supported: there is nothing extra to include").nullable().optional(),
+    include: z
+      .array(z.literal("file_search_call.results", "only 'file_search_call.results' can be included"))
+      .max(1)
+      .nullable()
+      .optional(),
     reasoning: unsupported("reasoning is not supported by this server's models"),
     background: z.literal(false, "background responses are not supported").nullable().optional(),
     conversation: unsupported("conversations are not supported; continue with previous_response_id"),
@@ -162,10 +185,12 @@ function responseFormat(request: WireResponsesRequest): ResponseFormat {
 
 /** The engine input: instructions, then the earlier conversation, then this input. */
 export function toResponsesChatInput(request: WireResponsesRequest, earlier: ChatMessage[]): ChatGenerationInput {
-  const tools = (request.tools ?? []).map((tool, i) => {
-    if (tool.type !== "function") throw invalidRequest(`tools.${i}: tools of type '${tool.type}' (server-side tools) are not supported; send function tools`, "unsupported_tool_type", `tools.${i}.type`);
+  const tools = (request.tools ?? []).flatMap((tool, i) => {
+    // file_search runs before generation (the route); the model sees its passages, not a tool.
+    if (tool.type === "file_search") return [];
+    if (tool.type !== "function") throw invalidRequest(`tools.${i}: tools of type '${tool.type}' are not supported; send function tools or file_search`, "unsupported_tool_type", `tools.${i}.type`);
     const fn = tool as z.infer<typeof FunctionTool>;
-    return { name: fn.name, description: fn.description ?? undefined, parameters: fn.parameters ?? undefined };
+    return [{ name: fn.name, description: fn.description ?? undefined, parameters: fn.parameters ?? undefined }];
   });
   if (new Set(tools.map((t) => t.name)).size !== tools.length) throw invalidRequest("tools contain the same function name twice", "invalid_parameter", "tools");
   const choice = request.tool_choice ?? "auto";
@@ -180,6 +205,56 @@ export function toResponsesChatInput(request: WireResponsesRequest, earlier: Cha
   };
 }
 
+/** The request's `file_search` tool (one at most), validated; null without one or when `tool_choice` is 'none'. */
+export function fileSearchToolOf(request: WireResponsesRequest): FileSearchTool | null {
+  const found = (request.tools ?? []).flatMap((tool, i) => (tool.type === "file_search" ? [[tool as z.infer<typeof FileSearchToolSchema>, i] as const] : []));
+  if (found.length === 0 || request.tool_choice === "none") return null;
+  if (found.length > 1) throw invalidRequest("tools: give one file_search tool (it can name several vector stores)", "invalid_parameter", "tools");
+  const [tool, i] = found[0]!;
+  return {
+    vectorStoreIds: tool.vector_store_ids.map((id, j) => {
+      if (!/^vs_[A-Za-z0-9]+$/.test(id)) throw invalidRequest(`Invalid 'tools[${i}].vector_store_ids[${j}]': expected an ID that begins with 'vs_'.`, "invalid_value", `tools.${i}.vector_store_ids.${j}`);
+      return id;
+    }),
+    maxResults: tool.max_num_results ?? FILE_SEARCH_DEFAULT_RESULTS,
+    filters: tool.filters ? parseFilters(tool.filters, `tools.${i}.filters`) : undefined,
+    ranking: tool.ranking_options ? { ranker: tool.ranking_options.ranker, scoreThreshold: tool.ranking_options.score_threshold } : undefined,
+  };
+}
+
+/** A `file_citation` annotation of the answer's text. */
+export interface FileCitation {
+  type: "file_citation";
+  index: number;
+  file_id: string;
+  filename: string;
+}
+
+/** The file_search a response ran before generating, and whether its results are to be shown (`include`). */
+export interface FileSearchOutput {
+  run: FileSearchRun;
+  includeResults: boolean;
+}
+
+const fileSearchItem = (f: FileSearchOutput, status: "in_progress" | "searching" | "completed") => ({
+  type: "file_search_call" as const,
+  id: f.run.id,
+  status,
+  queries: f.run.queries,
+  results:
+    status === "completed" && f.includeResults
+      ? f.run.hits.map((h) => ({ file_id: h.fileId, filename: h.filename, score: h.score, text: h.text, attributes: h.attributes, vector_store_id: h.vectorStoreId }))
+      : null,
+});
+
+/**
+ * The answer's `file_citation` annotations: its markers' (in the order written), then, with
+ * `attribution`, those the attribution adds for supported sentences left unmarked.
+ */
+export function citationAnnotations(text: string, markers: readonly MarkerAnnotation[], run: FileSearchRun, attribution = true): FileCitation[] {
+  return fileCitations(text, markers, run, { attribution }).map((c) => ({ type: "file_citation", index: c.index, file_id: c.fileId, filename: c.filename }));
+}
+
 /** What a run produced, in this API's terms. */
 export interface ResponseOutcome {
   text: string;
@@ -187,6 +262,8 @@ export interface ResponseOutcome {
   finishReason: FinishReason;
   /** `cachedTokens`: prompt tokens reused from the prompt cache (absent on responses stored before it was recorded). */
   usage: { promptTokens: number; completionTokens: number; cachedTokens?: number | undefined };
+  /** file_citation annotations of `text` (file_search). */
+  annotations?: FileCitation[] | undefined;
 }
 
 export interface ResponseMeta {
@@ -195,15 +272,18 @@ export interface ResponseMeta {
   model: string;
   /** Ids of the output items, fixed before the stream starts. */
   messageId: string;
+  /** The file_search run before generation, if the request had the tool. */
+  fileSearch?: FileSearchOutput | undefined;
 }
 
 const functionCallItem = (call: ToolCall) => ({ type: "function_call" as const, id: `fc_${call.id.replace(/^call_/, "")}`, call_id: call.id, name: call.name, arguments: call.arguments, status: "completed" as const });
 
 /** The output items: the assistant's message (when it wrote text), then one item per tool call. */
-export function outputItems(meta: ResponseMeta, outcome: Pick<ResponseOutcome, "text" | "toolCalls" | "finishReason">): Record<string, unknown>[] {
+export function outputItems(meta: ResponseMeta, outcome: Pick<ResponseOutcome, "text" | "toolCalls" | "finishReason" | "annotations">): Record<string, unknown>[] {
   const status = outcome.finishReason === "length" ? "incomplete" : "completed";
   const items: Record<string, unknown>[] = [];
-  if (outcome.text || outcome.toolCalls.length === 0) items.push({ type: "message", id: meta.messageId, status, role: "assistant", content: [{ type: "output_text", text: outcome.text, annotations: [], logprobs: [] }] });
+  if (meta.fileSearch) items.push(fileSearchItem(meta.fileSearch, "completed"));
+  if (outcome.text || outcome.toolCalls.length === 0) items.push({ type: "message", id: meta.messageId, status, role: "assistant", content: [{ type: "output_text", text: outcome.text, annotations: outcome.annotations ?? [], logprobs: [] }] });
   for (const call of outcome.toolCalls) items.push(functionCallItem(call));
   return items;
 }
@@ -268,31 +348,63 @@ export async function* responseEvents(
   let text = "";
   let messageOpen = false;
   let outputIndex = 0;
-  const part = (t: string) => ({ type: "output_text", text: t, annotations: [], logprobs: [] });
+  const fileSearch = meta.fileSearch;
+  if (fileSearch) {
+    // The search ran before generation: its item opens and completes first, as OpenAI's does.
+    const item_id = fileSearch.run.id;
+    yield emit("response.output_item.added", { output_index: outputIndex, item: fileSearchItem(fileSearch, "in_progress") });
+    yield emit("response.file_search_call.in_progress", { output_index: outputIndex, item_id });
+    yield emit("response.file_search_call.searching", { output_index: outputIndex, item_id });
+    yield emit("response.file_search_call.completed", { output_index: outputIndex, item_id });
+    yield emit("response.output_item.done", { output_index: outputIndex, item: fileSearchItem(fileSearch, "completed") });
+    outputIndex++;
+  }
+  const markers = fileSearch ? new CitationMarkers(fileSearch.run.hits.length) : null;
+  let annotations: FileCitation[] = [];
+  const part = (t: string, a: FileCitation[] = []) => ({ type: "output_text", text: t, annotations: a, logprobs: [] });
+  const openMessage = function* () {
+    if (messageOpen) return;
+    messageOpen = true;
+    yield emit("response.output_item.added", { output_index: outputIndex, item: { type: "message", id: meta.messageId, status: "in_progress", role: "assistant", content: [] } });
+    yield emit("response.content_part.added", { item_id: meta.messageId, output_index: outputIndex, content_index: 0, part: part("") });
+  };
+  /** Shows `visible` text, then the annotations its markers made. */
+  const show = function* (visible: string, final = false) {
+    if (visible) {
+      yield* openMessage();
+      text += visible;
+      yield emit("response.output_text.delta", { item_id: meta.messageId, output_index: outputIndex, content_index: 0, delta: visible, logprobs: [] });
+    }
+    if (!markers || !fileSearch) return;
+    const now = citationAnnotations(text, markers.annotations, fileSearch.run, final);
+    for (let i = annotations.length; i < now.length; i++) {
+      yield* openMessage();
+      yield emit("response.output_text.annotation.added", { item_id: meta.messageId, output_index: outputIndex, content_index: 0, annotation_index: i, annotation: now[i] });
+    }
+    annotations = now;
+  };
   for await (const event of events) {
     if (event.type === "text") {
       if (!event.text) continue;
-      if (!messageOpen) {
-        messageOpen = true;
-        yield emit("response.output_item.added", { output_index: outputIndex, item: { type: "message", id: meta.messageId, status: "in_progress", role: "assistant", content: [] } });
-        yield emit("response.content_part.added", { item_id: meta.messageId, output_index: outputIndex, content_index: 0, part: part("") });
-      }
-      text += event.text;
-      yield emit("response.output_text.delta", { item_id: meta.messageId, output_index: outputIndex, content_index: 0, delta: event.text, logprobs: [] });
+      yield* show(markers ? markers.feed(event.text) : event.text);
       continue;
     }
-    const outcome: ResponseOutcome = { text, toolCalls: event.toolCalls, finishReason: event.finishReason, usage: { promptTokens: event.promptTokens ?? promptTokens, completionTokens: event.completionTokens, cachedTokens: event.cachedTokens } };
+    if (markers) yield* show(markers.flush(), true);
+    const outcome: ResponseOutcome = {
+      text,
+      toolCalls: event.toolCalls,
+      finishReason: event.finishReason,
+      usage: { promptTokens: event.promptTokens ?? promptTokens, completionTokens: event.completionTokens, cachedTokens: event.cachedTokens },
+      annotations: markers ? annotations : undefined,
+    };
     const items = outputItems(meta, outcome);
-    if (!messageOpen && items[0]?.type === "message") {
-      // No text at all (an empty answer): the message item still opens and closes.
-      yield emit("response.output_item.added", { output_index: outputIndex, item: { type: "message", id: meta.messageId, status: "in_progress", role: "assistant", content: [] } });
-      yield emit("response.content_part.added", { item_id: meta.messageId, output_index: outputIndex, content_index: 0, part: part("") });
-      messageOpen = true;
-    }
+    const message = items.find((item) => item.type === "message");
+    // No text at all (an empty answer): the message item still opens and closes.
+    if (message) yield* openMessage();
     if (messageOpen) {
       yield emit("response.output_text.done", { item_id: meta.messageId, output_index: outputIndex, content_index: 0, text, logprobs: [] });
-      yield emit("response.content_part.done", { item_id: meta.messageId, output_index: outputIndex, content_index: 0, part: part(text) });
-      yield emit("response.output_item.done", { output_index: outputIndex, item: items[0] });
+      yield emit("response.content_part.done", { item_id: meta.messageId, output_index: outputIndex, content_index: 0, part: part(text, annotations) });
+      yield emit("response.output_item.done", { output_index: outputIndex, item: message });
       outputIndex++;
     }
     for (const call of event.toolCalls) {

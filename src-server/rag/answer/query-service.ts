@@ -4,7 +4,7 @@
  * part of the result.
  */
 import type { Principal } from "../../domain/scopes.js";
-import type { ChatRun, InferenceEngine } from "../../engine/types.js";
+import type { ChatRun, FinishReason, InferenceEngine } from "../../engine/types.js";
 import { ServiceError, invalidRequest } from "../../errors.js";
 import type { ModelEntry, ModelRegistry } from "../../models/model-registry.js";
 import { embeddingInput } from "../../models/embedding-prompts.js";
@@ -28,6 +28,10 @@ export interface QueryInput {
   /** Default: the corpus's `searchDefaults`, else hybrid. */
   search?: SearchMode | undefined;
   filter?: Record<string, string | number | boolean> | undefined;
+  /** Only these documents (a caller's own selection: a vector store's attribute filters); with `filter`, those in both. */
+  documentIds?: readonly string[] | undefined;
+  /** Search what is indexed while other documents are still indexing, as OpenAI's vector stores do (default: 409 until ready). */
+  whileIndexing?: boolean | undefined;
   /** Hybrid mode: how to fuse the two signals; fields not given come from the corpus's `searchDefaults`, then the server's `rag.hybridFusion`. */
   fusion?: Partial<HybridFusion> | undefined;
   /** Reranking of the fused candidates (default: the corpus's reranker, if it has one). */
@@ -152,7 +156,7 @@ export class QueryService {
    */
   async retrieve(principal: Principal, corpusId: string, input: Omit<QueryInput, "model" | "temperature" | "maxTokens">, signal: AbortSignal): Promise<Retrieval> {
     const corpus = await this.deps.corpora.get(principal, corpusId);
-    assertQueryable(corpus);
+    if (!(input.whileIndexing && corpus.counts.indexed > 0)) assertQueryable(corpus);
     const { search, fusion } = this.searchSettings(corpus.searchDefaults, input);
     let vector: Float32Array | null = null;
     let queryTokens = 0;
@@ -161,7 +165,11 @@ export class QueryService {
       vector = embedded.vectors[0] ?? null;
       queryTokens = embedded.promptTokens;
     }
-    const documentIds = input.filter && Object.keys(input.filter).length > 0 ? await this.deps.documents.idsMatching(corpusId, input.filter) : undefined;
+    let documentIds = input.filter && Object.keys(input.filter).length > 0 ? await this.deps.documents.idsMatching(corpusId, input.filter) : undefined;
+    if (input.documentIds) {
+      const chosen = new Set(input.documentIds);
+      documentIds = documentIds ? documentIds.filter((id) => chosen.has(id)) : [...chosen];
+    }
     const index = await this.deps.indexes.get(corpusId);
     const reranker = this.rerankerFor(corpus.rerankModel, input.rerank);
     const depth = reranker ? Math.max(input.topK, reranker.candidates) : input.topK;
@@ -264,6 +272,28 @@ export class QueryService {
    * answer's sentences with their sources (`answer-support.ts`). `answer` is the text the
    * client receives: sentence offsets point into it.
    */
+  /**
+   * Runs a started answer to its end, unstreamed: the text (trimmed, so the attribution's
+   * sentence offsets point into what is returned), the tokens it generated and why it ended.
+   */
+  async finish(started: StartedQuery): Promise<{ answer: string; completionTokens: number; finishReason: FinishReason }> {
+    let answer = started.fallback ?? "";
+    let completionTokens = 0;
+    let finishReason: FinishReason = "stop";
+    if (started.run) {
+      for await (const event of started.run.events) {
+        if (event.type === "text") answer += event.text;
+        else {
+          completionTokens = event.completionTokens;
+          finishReason = event.finishReason;
+          // A remote chat model's upstream counted the prompt itself (admission used an estimate).
+          if (event.promptTokens !== undefined) started.run.promptTokens = event.promptTokens;
+        }
+      }
+    }
+    return { answer: answer.trim(), completionTokens, finishReason };
+  }
+
   attribute(started: StartedQuery, answer: string): SupportedAnswer {
     return supportAnswer(started.citations, answer, started.fallback === null);
   }

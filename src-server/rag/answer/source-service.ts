@@ -3,7 +3,7 @@
  * passages around it, and the original document (decrypted) for viewers such as pdf.js.
  */
 import type { Principal } from "../../domain/scopes.js";
-import { notFound } from "../../errors.js";
+import { invalidRequest, notFound } from "../../errors.js";
 import type { EncryptedBlobStore } from "../../security/encrypted-blob-store.js";
 import type { CorpusKeyring } from "../../security/corpus-keyring.js";
 import type { ChunkStore, SealedChunk } from "../../store/chunk-store.js";
@@ -18,6 +18,24 @@ export interface PassageInContext {
   headingPath: string[];
   before: string | null;
   after: string | null;
+}
+
+export interface DocumentText {
+  document: DocumentRecord;
+  text: string;
+  /** Where each page begins in `text` (paged formats), by page. */
+  pageStarts: { page: number; start: number }[];
+  truncated: boolean;
+}
+
+export interface PageText {
+  document: DocumentRecord;
+  page: number;
+  text: string;
+  /** The passages (chunk ids) with text on this page. */
+  passages: string[];
+  previousPage: number | null;
+  nextPage: number | null;
 }
 
 export interface SourceServiceDeps {
@@ -42,6 +60,57 @@ export class SourceService {
     const neighbours = await this.deps.chunks.neighbours(chunk.documentId, chunk.index);
     const content = open(chunk)!;
     return { chunk, document, text: content.text, headingPath: content.headingPath, before: open(neighbours.before)?.text ?? null, after: open(neighbours.after)?.text ?? null };
+  }
+
+  /**
+   * A document's text as it was indexed, rebuilt from its passages (each is an exact slice
+   * of the parsed text, so overlaps are dropped by offset), with where each page begins.
+   * `maxChars` cuts it (the rest is reported as `truncated`).
+   */
+  async documentText(principal: Principal, corpusId: string, documentId: string, maxChars = Number.POSITIVE_INFINITY): Promise<DocumentText> {
+    await this.deps.corpora.record(principal, corpusId);
+    const document = await this.deps.documents.get(corpusId, documentId);
+    if (!document) throw notFound(`No document '${documentId}' in this corpus`, "document_not_found", "document_id");
+    const cipher = await this.deps.keyring.cipher(corpusId);
+    let text = "";
+    let end = 0;
+    const pages = new Map<number, number>();
+    let truncated = false;
+    for (const chunk of await this.deps.chunks.ofDocument(documentId)) {
+      if (chunk.end <= end) continue;
+      if (text.length >= maxChars) {
+        truncated = true;
+        break;
+      }
+      const content = openContent(cipher, chunk.id, chunk.content);
+      // A passage stored as an exact slice continues where the last one ended; otherwise it is appended whole.
+      const exact = content.text.length === chunk.end - chunk.start && chunk.start <= end;
+      const from = exact ? end - chunk.start : 0;
+      const base = text.length - from;
+      if (!exact && text.length > 0) text += "\n\n";
+      for (const [offset, page] of content.pageBreaks ?? []) if (offset >= from && !pages.has(page)) pages.set(page, (exact ? base : text.length) + offset);
+      if (content.pageBreaks === undefined && chunk.pageStart !== null && !pages.has(chunk.pageStart)) pages.set(chunk.pageStart, text.length);
+      text += content.text.slice(from);
+      end = chunk.end;
+    }
+    if (text.length > maxChars) {
+      text = text.slice(0, maxChars);
+      truncated = true;
+    }
+    return { document, text, pageStarts: [...pages].map(([page, start]) => ({ page, start })).sort((a, b) => a.page - b.page), truncated };
+  }
+
+  /** One page of a paged document (PDF): its text, and the passages on it. */
+  async page(principal: Principal, corpusId: string, documentId: string, page: number): Promise<PageText> {
+    const whole = await this.documentText(principal, corpusId, documentId);
+    const { document } = whole;
+    if (document.pageCount === null || whole.pageStarts.length === 0) throw invalidRequest(`'${document.filename}' has no pages (${document.format}); read its passages or the whole document instead`, "document_has_no_pages", "page");
+    const at = whole.pageStarts.findIndex((p) => p.page === page);
+    if (at < 0) throw invalidRequest(`'${document.filename}' has pages 1 to ${document.pageCount}; page ${page} holds no text`, "page_out_of_range", "page");
+    const start = whole.pageStarts[at]!.start;
+    const end = whole.pageStarts[at + 1]?.start ?? whole.text.length;
+    const passages = (await this.deps.chunks.ofDocument(documentId)).filter((c) => c.pageStart !== null && c.pageStart <= page && (c.pageEnd ?? c.pageStart) >= page).map((c) => c.id);
+    return { document, page, text: whole.text.slice(start, end).trim(), passages, previousPage: whole.pageStarts[at - 1]?.page ?? null, nextPage: whole.pageStarts[at + 1]?.page ?? null };
   }
 
   /** The original file of a document of the caller's corpus. */

@@ -18,6 +18,8 @@ import { m013ChunkTerms } from "./013-chunk-terms.js";
 import { m014CorpusSearchDefaults } from "./014-corpus-search-defaults.js";
 import { m015RemoteModels } from "./015-remote-models.js";
 import { m016SharedState } from "./016-shared-state.js";
+import { m017VectorStores } from "./017-vector-stores.js";
+import { m018OllamaListener } from "./018-ollama-listener.js";
 
 export interface Migration {
   version: number;
@@ -31,4 +33,4 @@ export interface Migration {
   postgres?: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [m001Core, m002Rag, m003Sessions, m004Conversations, m005ModelFiles, m006RateLimits, m007Audit, m008Tombstones, m009ServiceAccounts, m010EmbeddingPrompts, m011CorpusReranker, m012Responses, m013ChunkTerms, m014CorpusSearchDefaults, m015RemoteModels, m016SharedState];
+export const MIGRATIONS: readonly Migration[] = [m001Core, m002Rag, m003Sessions, m004Conversations, m005ModelFiles, m006RateLimits, m007Audit, m008Tombstones, m009ServiceAccounts, m010EmbeddingPrompts, m011CorpusReranker, m012Responses, m013ChunkTerms, m014CorpusSearchDefaults, m015RemoteModels, m016SharedState, m017VectorStores, m018OllamaListener];
