@@ -74,14 +74,15 @@ async function main(): Promise<void> {
       if (res.status !== 200) throw new Error(`file upload ${res.status}: ${await res.text()}`);
       fileIds.push(((await res.json()) as { id: string }).id);
     }
-    const store = await call(url, "POST", "/v1/vector_stores", { name: "bench", file_ids: fileIds, metadata: { embedding_model: "embed" } });
+    const store = await call(url, "POST", "/v1/vector_stores", { name: "bench store", file_ids: fileIds });
     for (;;) {
       const c = await call(url, "GET", `/v1/rag/corpora/${corpus.id}`);
       const s = await call(url, "GET", `/v1/vector_stores/${store.id}`);
       if (c.document_counts.indexed + c.document_counts.failed >= 60 && s.file_counts.in_progress === 0) break;
       await new Promise((r) => setTimeout(r, 100));
     }
-    const storeCorpus = (await call(url, "GET", `/v1/vector_stores/${store.id}`)).metadata?.pustaka_corpus_id ?? store.id;
+    // A vector store is a corpus: `vs_X` is `corp_X`.
+    const storeCorpus = `corp_${store.id.slice("vs_".length)}`;
 
     const query = (i: number) => `banjir Kota Bharu keluarga ${i}`;
     const work: Record<string, [native: (round: number) => Promise<number>, surface: (round: number) => Promise<number>]> = {

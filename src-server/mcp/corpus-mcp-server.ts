@@ -110,6 +110,67 @@ function requireScope(call: McpCall, scope: "inference"): void {
   if (!call.principal.scopes.has(scope)) throw new ServiceError("permission", `this API key lacks the '${scope}' scope, which ask_corpus needs (it runs the chat model)`, { code: "insufficient_scope" });
 }
 
+// The tools' descriptions and schemas, built once (a server is built per message).
+const LIST_CORPORA_TOOL = {
+  title: "List corpora",
+  description: "The corpora (document collections) this key's workspace can read, with their status and size.",
+  inputSchema: z.object({}),
+  outputSchema: z.object({ corpora: z.array(z.object({ id: z.string(), name: z.string(), status: z.string(), documents: z.number(), indexed_documents: z.number(), passages: z.number(), embedding_model: z.string(), metadata: z.record(z.string(), z.string()) })) }),
+  annotations: { readOnlyHint: true, openWorldHint: false },
+};
+
+const SEARCH_CORPUS_TOOL = {
+  title: "Search a corpus",
+  description: "The passages of a corpus that best match a query, best first, each with its document, pages, chunk id and score. No answer is written.",
+  inputSchema: z.object({
+    corpus_id: CorpusId,
+    query: z.string().trim().min(1).max(8000).describe("What to look for, in English or Malay"),
+    mode: SearchMode.optional().describe("hybrid (default: meaning and keywords), vector (meaning) or keyword"),
+    top_k: z.number().int().min(1).max(50).default(8).describe("How many passages (1-50)"),
+  }),
+  outputSchema: z.object({ corpus_id: z.string(), mode: SearchMode, relevant: z.boolean(), passages: z.array(z.object(PassageShape)) }),
+  annotations: { readOnlyHint: true, openWorldHint: false },
+};
+
+const ASK_CORPUS_TOOL = {
+  title: "Ask a corpus",
+  description:
+    "An answer written by the local chat model from the corpus only, with numbered citations ([1], [2]) to the passages it used. " +
+    "grounded is false when the corpus holds nothing relevant: then the answer says so and nothing is made up.",
+  inputSchema: z.object({
+    corpus_id: CorpusId,
+    question: z.string().trim().min(1).max(8000).describe("The question, in English or Malay"),
+    top_k: z.number().int().min(1).max(20).default(5).describe("How many passages the answer may draw on"),
+    mode: SearchMode.optional(),
+    max_tokens: z.number().int().min(16).max(4096).default(MCP_LIMITS.answerTokens).describe("The longest answer, in tokens"),
+  }),
+  outputSchema: z.object({
+    corpus_id: z.string(),
+    model: z.string(),
+    answer: z.string(),
+    grounded: z.boolean(),
+    citations: z.array(z.object({ index: z.number().int(), cited: z.boolean(), ...PassageShape })),
+    finish_reason: z.string(),
+  }),
+  annotations: { readOnlyHint: true, openWorldHint: false },
+};
+
+const READ_PASSAGE_TOOL = {
+  title: "Read a passage",
+  description: "A passage (by the chunk id a search or citation gave) with the text just before and after it in its document.",
+  inputSchema: z.object({ corpus_id: CorpusId, chunk_id: z.string().min(1).max(128) }),
+  outputSchema: z.object({ chunk_id: z.string(), document_id: z.string(), filename: z.string(), page_start: z.number().int().nullable(), page_end: z.number().int().nullable(), heading_path: z.array(z.string()), text: z.string(), before: z.string().nullable(), after: z.string().nullable() }),
+  annotations: { readOnlyHint: true, openWorldHint: false },
+};
+
+const READ_PAGE_TOOL = {
+  title: "Read a page",
+  description: "The text of one page of a paged document (PDF), with the passages on it and the pages before and after.",
+  inputSchema: z.object({ corpus_id: CorpusId, document_id: z.string().min(1).max(128), page: z.number().int().min(1).max(100_000) }),
+  outputSchema: z.object({ document_id: z.string(), filename: z.string(), page: z.number().int(), page_count: z.number().int().nullable(), text: z.string(), passages: z.array(z.string()), previous_page: z.number().int().nullable(), next_page: z.number().int().nullable() }),
+  annotations: { readOnlyHint: true, openWorldHint: false },
+};
+
 export function corpusMcpServer(deps: CorpusMcpDeps, call: McpCall): McpServer {
   const { principal, facts } = call;
   const server = new McpServer(
@@ -125,13 +186,7 @@ export function corpusMcpServer(deps: CorpusMcpDeps, call: McpCall): McpServer {
 
   server.registerTool(
     "list_corpora",
-    {
-      title: "List corpora",
-      description: "The corpora (document collections) this key's workspace can read, with their status and size.",
-      inputSchema: {},
-      outputSchema: { corpora: z.array(z.object({ id: z.string(), name: z.string(), status: z.string(), documents: z.number(), indexed_documents: z.number(), passages: z.number(), embedding_model: z.string(), metadata: z.record(z.string(), z.string()) })) },
-      annotations: { readOnlyHint: true, openWorldHint: false },
-    },
+    LIST_CORPORA_TOOL,
     async () => {
       facts.tool = "list_corpora";
       const corpora = [];
@@ -142,18 +197,7 @@ export function corpusMcpServer(deps: CorpusMcpDeps, call: McpCall): McpServer {
 
   server.registerTool(
     "search_corpus",
-    {
-      title: "Search a corpus",
-      description: "The passages of a corpus that best match a query, best first, each with its document, pages, chunk id and score. No answer is written.",
-      inputSchema: {
-        corpus_id: CorpusId,
-        query: z.string().trim().min(1).max(8000).describe("What to look for, in English or Malay"),
-        mode: SearchMode.optional().describe("hybrid (default: meaning and keywords), vector (meaning) or keyword"),
-        top_k: z.number().int().min(1).max(50).default(8).describe("How many passages (1-50)"),
-      },
-      outputSchema: { corpus_id: z.string(), mode: SearchMode, relevant: z.boolean(), passages: z.array(z.object(PassageShape)) },
-      annotations: { readOnlyHint: true, openWorldHint: false },
-    },
+    SEARCH_CORPUS_TOOL,
     async ({ corpus_id, query, mode, top_k }) => {
       Object.assign(facts, { tool: "search_corpus", corpus_id });
       const found = await deps.queries.retrieve(principal, corpus_id, { question: query, topK: top_k, search: mode }, call.signal);
@@ -170,28 +214,7 @@ export function corpusMcpServer(deps: CorpusMcpDeps, call: McpCall): McpServer {
 
   server.registerTool(
     "ask_corpus",
-    {
-      title: "Ask a corpus",
-      description:
-        "An answer written by the local chat model from the corpus only, with numbered citations ([1], [2]) to the passages it used. " +
-        "grounded is false when the corpus holds nothing relevant: then the answer says so and nothing is made up.",
-      inputSchema: {
-        corpus_id: CorpusId,
-        question: z.string().trim().min(1).max(8000).describe("The question, in English or Malay"),
-        top_k: z.number().int().min(1).max(20).default(5).describe("How many passages the answer may draw on"),
-        mode: SearchMode.optional(),
-        max_tokens: z.number().int().min(16).max(4096).default(MCP_LIMITS.answerTokens).describe("The longest answer, in tokens"),
-      },
-      outputSchema: {
-        corpus_id: z.string(),
-        model: z.string(),
-        answer: z.string(),
-        grounded: z.boolean(),
-        citations: z.array(z.object({ index: z.number().int(), cited: z.boolean(), ...PassageShape })),
-        finish_reason: z.string(),
-      },
-      annotations: { readOnlyHint: true, openWorldHint: false },
-    },
+    ASK_CORPUS_TOOL,
     async ({ corpus_id, question, top_k, mode, max_tokens }) => {
       Object.assign(facts, { tool: "ask_corpus", corpus_id });
       requireScope(call, "inference");
@@ -232,13 +255,7 @@ export function corpusMcpServer(deps: CorpusMcpDeps, call: McpCall): McpServer {
 
   server.registerTool(
     "read_passage",
-    {
-      title: "Read a passage",
-      description: "A passage (by the chunk id a search or citation gave) with the text just before and after it in its document.",
-      inputSchema: { corpus_id: CorpusId, chunk_id: z.string().min(1).max(128) },
-      outputSchema: { chunk_id: z.string(), document_id: z.string(), filename: z.string(), page_start: z.number().int().nullable(), page_end: z.number().int().nullable(), heading_path: z.array(z.string()), text: z.string(), before: z.string().nullable(), after: z.string().nullable() },
-      annotations: { readOnlyHint: true, openWorldHint: false },
-    },
+    READ_PASSAGE_TOOL,
     async ({ corpus_id, chunk_id }) => {
       Object.assign(facts, { tool: "read_passage", corpus_id, chunk_id });
       const p = await deps.sources.passage(principal, corpus_id, chunk_id);
@@ -248,13 +265,7 @@ export function corpusMcpServer(deps: CorpusMcpDeps, call: McpCall): McpServer {
 
   server.registerTool(
     "read_page",
-    {
-      title: "Read a page",
-      description: "The text of one page of a paged document (PDF), with the passages on it and the pages before and after.",
-      inputSchema: { corpus_id: CorpusId, document_id: z.string().min(1).max(128), page: z.number().int().min(1).max(100_000) },
-      outputSchema: { document_id: z.string(), filename: z.string(), page: z.number().int(), page_count: z.number().int().nullable(), text: z.string(), passages: z.array(z.string()), previous_page: z.number().int().nullable(), next_page: z.number().int().nullable() },
-      annotations: { readOnlyHint: true, openWorldHint: false },
-    },
+    READ_PAGE_TOOL,
     async ({ corpus_id, document_id, page }) => {
       Object.assign(facts, { tool: "read_page", corpus_id, document_id, page });
       const p = await deps.sources.page(principal, corpus_id, document_id, page);

@@ -190,6 +190,48 @@ def test_responses_file_search(client: OpenAI, server: Server, store) -> None:
     assert events[-1] == "response.completed" or events[-1] == "response.incomplete"
 
 
+def test_langchain_chat_openai_with_file_search(server: Server, store) -> None:
+    """LangChain's ChatOpenAI on the Responses API with OpenAI's built-in file_search tool, bound as LangChain binds it."""
+    from langchain_openai import ChatOpenAI
+
+    vs, ids = store
+    llm = ChatOpenAI(base_url=server.v1, api_key=server.key, model=server.chat_model, use_responses_api=True, temperature=0, max_tokens=60, max_retries=0)
+    reply = llm.bind_tools([{"type": "file_search", "vector_store_ids": [vs.id], "max_num_results": 3}]).invoke(
+        "How many days of annual leave does an employee with less than 5 years of service get?"
+    )
+    text_blocks = [b for b in reply.content if isinstance(b, dict) and b.get("type") == "text"] if isinstance(reply.content, list) else []
+    assert text_blocks or isinstance(reply.content, str)
+    for block in text_blocks:
+        for annotation in block.get("annotations", []):
+            assert annotation.get("type") in ("file_citation", "citation")
+            assert (annotation.get("file_id") or annotation.get("extras", {}).get("file_id")) in ids.values()
+    # The search ran: LangChain keeps the file_search_call among the message's tool outputs or content blocks.
+    dumped = repr(reply)
+    assert "file_search_call" in dumped, dumped[:500]
+
+
+def test_llamaindex_openai_responses_with_file_search(server: Server, store) -> None:
+    """LlamaIndex's OpenAIResponses LLM with the built-in file_search tool."""
+    from llama_index.core.llms import ChatMessage
+    from llama_index.llms.openai import OpenAIResponses
+
+    vs, ids = store
+    llm = OpenAIResponses(
+        model=server.chat_model,
+        api_base=server.v1,
+        api_key=server.key,
+        temperature=0,
+        max_output_tokens=60,
+        built_in_tools=[{"type": "file_search", "vector_store_ids": [vs.id], "max_num_results": 3}],
+        context_window=2048,
+        max_retries=0,
+    )
+    reply = llm.chat([ChatMessage(role="user", content="How many days of annual leave does an employee with less than 5 years of service get?")])
+    assert reply.message.content is not None
+    searched = [c for c in reply.additional_kwargs.get("built_in_tool_calls", []) if getattr(c, "type", None) == "file_search_call"]
+    assert searched and searched[0].status == "completed", reply.additional_kwargs
+
+
 def test_readme_example_runs(server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, client: OpenAI) -> None:
     """The README's vector-store example, run as written (in a folder holding the file it opens)."""
     text = README.read_text(encoding="utf-8")

@@ -101,9 +101,9 @@ export const ResponsesRequestSchema = z
     stream_options: z.object({ include_obfuscation: z.boolean().optional() }).strict().nullable().optional(),
     store: z.boolean().nullable().optional(),
     metadata: z.record(z.string().max(64), z.string().max(512)).nullable().optional(),
-    user: z.string().max(256).optional(),
-    safety_identifier: z.string().max(256).optional(),
-    prompt_cache_key: z.string().max(256).optional(),
+    user: z.string().max(256).nullable().optional(),
+    safety_identifier: z.string().max(256).nullable().optional(),
+    prompt_cache_key: z.string().max(256).nullable().optional(),
     service_tier: z.enum(["auto", "default"]).nullable().optional(),
     truncation: z.literal("disabled", "only truncation 'disabled' is supported: a conversation too long for the context is refused, never cut").nullable().optional(),
     include: z
