@@ -3,8 +3,35 @@
  * document formats and chunking strategies.
  */
 
-/** Formats a corpus accepts, decided by content (magic bytes) and extension. */
-export type DocumentFormat = "pdf" | "docx" | "html" | "md" | "txt";
+/**
+ * Formats a corpus accepts, decided by content (magic bytes) and extension. The catalog
+ * (`rag/ingest/formats.ts`) names each one's extensions and media type.
+ */
+export type DocumentFormat =
+  | "pdf"
+  | "docx"
+  | "html"
+  | "md"
+  | "txt"
+  // Images, read by OCR.
+  | "png"
+  | "jpeg"
+  | "tiff"
+  // Office and e-book formats.
+  | "pptx"
+  | "xlsx"
+  | "ods"
+  | "csv"
+  | "odt"
+  | "epub"
+  // E-mail: one message, a mailbox of messages, an Outlook message.
+  | "eml"
+  | "mbox"
+  | "msg"
+  // Legacy binary Office files, read after conversion by LibreOffice when it is installed.
+  | "doc"
+  | "xls"
+  | "ppt";
 
 /** How a corpus cuts documents into chunks (spec: `semantic` by default). */
 export type ChunkingStrategy = "semantic" | "fixed" | "paragraph";

@@ -15,6 +15,7 @@ import type { TombstoneRecord } from "../store/tombstone-catalog.js";
 import type { CorpusEvents } from "./corpus-events.js";
 import type { CorpusService } from "./corpus-service.js";
 import { detectFormat } from "./ingest/detect-format.js";
+import { acceptedTypesSentence, FORMATS } from "./ingest/formats.js";
 import type { DocumentFormat } from "./ingest/types.js";
 import type { CorpusIndexes } from "./retrieval/corpus-indexes.js";
 import type { TombstoneService } from "./tombstone-service.js";
@@ -22,13 +23,6 @@ import type { TombstoneService } from "./tombstone-service.js";
 /** Bytes kept from the start of each file to decide its type by content. */
 const SNIFF_BYTES = 64 * 1024;
 
-const CONTENT_TYPES: Record<DocumentFormat, string> = {
-  pdf: "application/pdf",
-  docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-  html: "text/html",
-  md: "text/markdown",
-  txt: "text/plain",
-};
 
 export interface StagedFile {
   documentId: string;
@@ -109,7 +103,7 @@ export class DocumentService {
     }
     if (bytes === 0) return reject("empty_file", "the file is empty");
     const format = detectFormat(new Uint8Array(Buffer.concat(head)), name);
-    if (!format) return reject("unsupported_file_type", "unsupported file type: upload PDF, DOCX, TXT, MD or HTML");
+    if (!format) return reject("unsupported_file_type", `unsupported file type: ${acceptedTypesSentence()}`);
     return { documentId, filename: name, bytes, sha256: hash.digest("hex"), format };
   }
 
@@ -125,7 +119,7 @@ export class DocumentService {
         id: file.documentId,
         corpusId,
         filename: file.filename,
-        contentType: CONTENT_TYPES[file.format],
+        contentType: FORMATS[file.format].contentType,
         format: file.format,
         bytes: file.bytes,
         sha256: file.sha256,

@@ -3,12 +3,13 @@
  * format (loaded on demand, so a text file never loads pdf.js), enforces the
  * text-size limit, and turns every failure into a `ParseError`.
  */
-import { ParseError, type DocumentFormat, type ParseErrorCode, type ParsedDocument } from "./types.js";
+import { DEFAULT_PARSE_SETTINGS, ParseError, type DocumentFormat, type ParseContext, type ParseErrorCode, type ParsedDocument, type ParseSettings } from "./types.js";
 
 /** A format's parser: bytes in, structured text out; throws `ParseError`. */
-export type DocumentParser = (bytes: Uint8Array) => Promise<ParsedDocument>;
+export type DocumentParser = (bytes: Uint8Array, context: ParseContext) => Promise<ParsedDocument>;
 
-const PARSERS: Record<DocumentFormat, () => Promise<DocumentParser>> = {
+/** The parser of each format that has one (a format without is refused as unsupported). */
+const PARSERS: Partial<Record<DocumentFormat, () => Promise<DocumentParser>>> = {
   pdf: async () => (await import("./parse-pdf.js")).parsePdf,
   docx: async () => (await import("./parse-docx.js")).parseDocx,
   html: async () => (await import("./parse-html.js")).parseHtml,
@@ -22,6 +23,8 @@ export interface ParseJob {
   bytes: Uint8Array;
   /** Longest extracted text accepted, in UTF-16 code units. */
   maxTextChars: number;
+  /** The corpus's parse settings (OCR languages); defaults when absent. */
+  settings?: ParseSettings;
 }
 
 /** What the parse worker posts back. */
@@ -32,12 +35,17 @@ export type ParseReply = { ok: true; document: ParsedDocument } | { ok: false; c
  * with time and memory limits; this is what that worker calls.
  * @throws ParseError for every failure, whatever the parser library threw.
  */
-export async function parseByFormat(bytes: Uint8Array, format: DocumentFormat, maxTextChars = Number.POSITIVE_INFINITY): Promise<ParsedDocument> {
-  const load = PARSERS[format] as (() => Promise<DocumentParser>) | undefined;
+export async function parseByFormat(
+  bytes: Uint8Array,
+  format: DocumentFormat,
+  maxTextChars = Number.POSITIVE_INFINITY,
+  context: Partial<ParseContext> = {},
+): Promise<ParsedDocument> {
+  const load = PARSERS[format];
   if (!load) throw new ParseError("unsupported_file_type", `Documents of type "${String(format)}" cannot be parsed.`);
   let document: ParsedDocument;
   try {
-    document = await (await load())(bytes);
+    document = await (await load())(bytes, { settings: context.settings ?? DEFAULT_PARSE_SETTINGS, progress: context.progress ?? (() => undefined) });
   } catch (error) {
     throw toParseError(error);
   }
@@ -47,10 +55,10 @@ export async function parseByFormat(bytes: Uint8Array, format: DocumentFormat, m
   return document;
 }
 
-/** Runs one job and describes the outcome; never throws. */
-export async function runParseJob(job: ParseJob): Promise<ParseReply> {
+/** Runs one job and describes the outcome; never throws. `progress` hears long parses advance. */
+export async function runParseJob(job: ParseJob, progress?: (done: number, total: number) => void): Promise<ParseReply> {
   try {
-    return { ok: true, document: await parseByFormat(job.bytes, job.format, job.maxTextChars) };
+    return { ok: true, document: await parseByFormat(job.bytes, job.format, job.maxTextChars, { ...(job.settings ? { settings: job.settings } : {}), ...(progress ? { progress } : {}) }) };
   } catch (error) {
     const parseError = toParseError(error);
     return { ok: false, code: parseError.code, message: parseError.message };

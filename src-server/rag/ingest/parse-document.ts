@@ -14,7 +14,7 @@
  */
 import { Worker } from "node:worker_threads";
 import type { ParseJob, ParseReply } from "./parse-by-format.js";
-import { ParseError, type DocumentFormat, type ParsedDocument } from "./types.js";
+import { ParseError, type DocumentFormat, type ParsedDocument, type ParseSettings } from "./types.js";
 
 export interface ParserPoolOptions {
   /** Heap limit of each worker (V8 old generation), in MiB. Default 192. */
@@ -47,6 +47,10 @@ export interface ParseOptions {
   maxTextChars?: number;
   /** Aborting stops the document's worker; the promise rejects with the signal's reason. */
   signal?: AbortSignal;
+  /** The corpus's parse settings (OCR languages); defaults when absent. */
+  settings?: ParseSettings;
+  /** Hears long parses advance (pages OCR'd of those to OCR). */
+  onProgress?: (done: number, total: number) => void;
 }
 
 export const DEFAULT_PARSE_TIMEOUT_MS = 60_000;
@@ -70,13 +74,14 @@ const WORKER_SOURCE = `
   const fatal = (error) => parentPort.postMessage({ fatal: String((error && error.stack) || error) });
   ready.catch(fatal);
   parentPort.on("message", (job) => {
-    ready.then((parser) => parser.runParseJob(job)).then(
+    const progress = (done, total) => parentPort.postMessage({ progress: { done, total } });
+    ready.then((parser) => parser.runParseJob(job, progress)).then(
       (reply) => parentPort.postMessage({ reply, heapUsed: getHeapStatistics().used_heap_size }),
       fatal,
     );
   });`;
 
-type WorkerMessage = { reply: ParseReply; heapUsed: number } | { fatal: string };
+type WorkerMessage = { reply: ParseReply; heapUsed: number } | { fatal: string } | { progress: { done: number; total: number } };
 
 interface Job {
   job: ParseJob;
@@ -164,7 +169,7 @@ export class ParserPool {
     if (options.signal?.aborted) return Promise.reject(toError(options.signal.reason));
     const whole = bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
     const copy = options.transfer && whole ? (bytes as Uint8Array<ArrayBuffer>) : new Uint8Array(bytes);
-    const job: ParseJob = { format, bytes: copy, maxTextChars: options.maxTextChars ?? DEFAULT_MAX_TEXT_CHARS };
+    const job: ParseJob = { format, bytes: copy, maxTextChars: options.maxTextChars ?? DEFAULT_MAX_TEXT_CHARS, ...(options.settings ? { settings: options.settings } : {}) };
     if (options.transfer && whole) {
       // Detach now, as the caller asked, even if the job waits for a worker.
       const moved = structuredClone(copy.buffer, { transfer: [copy.buffer] });
@@ -271,6 +276,7 @@ export class ParserPool {
     const onMessage = (message: WorkerMessage): void => {
       if (done) return;
       if ("fatal" in message) return fail(new Error(`The document parsers could not be loaded: ${message.fatal}`));
+      if ("progress" in message) return options.onProgress?.(message.progress.done, message.progress.total);
       cleanup();
       worker.busy = false;
       const { reply } = message;
