@@ -104,12 +104,12 @@ describe("the workbench in Chromium", () => {
     await page.getByLabel("Name", { exact: true }).fill("Laporan");
     await page.getByRole("button", { name: "Create corpus" }).click();
     await page.waitForURL(/#\/corpora\/corp_/);
-    const files = ["report.pdf", "report.docx", "page.html", "guide.md", "laporan-ms.txt", "image-named.txt"].map((f) => path.join(FIXTURES, f));
+    const files = ["report.pdf", "report.docx", "page.html", "guide.md", "laporan-ms.txt", "program-named.txt"].map((f) => path.join(FIXTURES, f));
     await page.getByTestId("file-input").setInputFiles(files);
     const uploads = page.locator(".upload-row");
     await page.waitForFunction(() => (globalThis as any).document.querySelectorAll(".upload-row").length === 6);
     await shot("02-uploading");
-    const rejected = uploads.filter({ hasText: "image-named.txt" });
+    const rejected = uploads.filter({ hasText: "program-named.txt" });
     await rejected.getByText("Rejected").waitFor();
     assert.match((await rejected.textContent()) ?? "", /type|jenis/i, "the rejection says why");
     await page.waitForFunction(() => [...(globalThis as any).document.querySelectorAll(".upload-row")].filter((r: any) => /Indexed/.test(r.textContent ?? "")).length === 5, null, { timeout: 240_000 });

@@ -65,14 +65,14 @@ describe("grounded answers", () => {
     const events = collectEvents(`${t.url}/v1/rag/corpora/${corpusId}/events`, t.key, (e) => e.object === "rag.corpus.snapshot" && e.corpus.status === "ready");
     const names: (string | undefined)[] = [];
     const untilReady = collectEvents(`${t.url}/v1/rag/corpora/${corpusId}/events?until=ready`, t.key, () => false, undefined, names);
-    const png = Buffer.from("89504e470d0a1a0a0000000d49484452", "hex");
-    const res = await upload(t, corpusId, [...DOCS.map(evalDoc), { name: "picture.txt", content: png }, { ...evalDoc(DOCS[0]!), name: "copy-of-banjir.md" }, { name: "empty.md", content: "" }], { source: "eval", year: 2024 });
+    const program = Buffer.from("7f454c4602010100000000000000000002003e00", "hex");
+    const res = await upload(t, corpusId, [...DOCS.map(evalDoc), { name: "program.txt", content: program }, { ...evalDoc(DOCS[0]!), name: "copy-of-banjir.md" }, { name: "empty.md", content: "" }], { source: "eval", year: 2024 });
     assert.equal(res.status, 202, JSON.stringify(res.json));
     assert.equal(res.json.object, "rag.upload");
     assert.equal(res.json.documents.length, DOCS.length);
     assert.ok(res.json.documents.every((d: any) => d.status === "queued" && /^doc_/.test(d.id) && d.metadata.source === "eval" && d.metadata.year === 2024));
     const rejectedCodes = Object.fromEntries(res.json.rejected.map((r: any) => [r.filename, r.error.code]));
-    assert.deepEqual(rejectedCodes, { "picture.txt": "unsupported_file_type", "copy-of-banjir.md": "duplicate_document", "empty.md": "empty_file" });
+    assert.deepEqual(rejectedCodes, { "program.txt": "unsupported_file_type", "copy-of-banjir.md": "duplicate_document", "empty.md": "empty_file" });
 
     const busy = await t.call("POST", `/v1/rag/corpora/${corpusId}/query`, { question: "Bilakah banjir berlaku?" });
     assert.equal(busy.status, 409, "a corpus still indexing must answer 409");

@@ -26,14 +26,41 @@ describe("detectFormat", () => {
     assert.equal(detectFormat(Buffer.concat([Buffer.from("junk before header\n"), fixture("report.pdf")]), "x.pdf"), "pdf");
   });
 
-  it("refuses images, executables and other archives named as text", async () => {
-    assert.equal(detectFormat(fixture("image-named.txt"), "image-named.txt"), null);
-    assert.equal(detectFormat(PNG_BYTES, "photo.md"), null);
+  it("refuses executables and other archives named as text; images are images", async () => {
+    assert.equal(detectFormat(fixture("image-named.txt"), "image-named.txt"), "png", "a PNG named .txt is a PNG");
+    assert.equal(detectFormat(PNG_BYTES, "photo.md"), "png", "an image is an image whatever its name (it is read by OCR)");
     assert.equal(detectFormat(new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0]), "program.txt"), null, "ELF");
     assert.equal(detectFormat(text("MZ\x90\x00\x03"), "setup.txt"), null, "Windows executable");
     const zip = await new JSZip().file("notes.txt", "hello").generateAsync({ type: "uint8array" });
     assert.equal(detectFormat(zip, "notes.txt"), null, "a ZIP named .txt");
     assert.equal(detectFormat(zip, "notes.docx"), null, "a ZIP without word/document.xml is not a DOCX");
+  });
+
+  it("tells the ZIP formats by the part only each has, or OpenDocument's and EPUB's mimetype entry", async () => {
+    const zip = async (entries: Record<string, string>, mimetype?: string) => {
+      const archive = new JSZip();
+      if (mimetype) archive.file("mimetype", mimetype, { compression: "STORE" });
+      for (const [name, content] of Object.entries(entries)) archive.file(name, content);
+      return archive.generateAsync({ type: "uint8array", compression: "DEFLATE" });
+    };
+    assert.equal(detectFormat(await zip({ "ppt/presentation.xml": "<p/>" }), "deck.zip"), "pptx");
+    assert.equal(detectFormat(await zip({ "xl/workbook.xml": "<w/>" }), "book.bin"), "xlsx");
+    assert.equal(detectFormat(await zip({ "content.xml": "<c/>" }, "application/vnd.oasis.opendocument.text"), "letter.docx"), "odt", "content wins over the name");
+    assert.equal(detectFormat(await zip({ "content.xml": "<c/>" }, "application/vnd.oasis.opendocument.spreadsheet"), "x.ods"), "ods");
+    assert.equal(detectFormat(await zip({ "OEBPS/content.opf": "<package/>" }, "application/epub+zip"), "book.epub"), "epub");
+    assert.equal(detectFormat(await zip({ "content.xml": "<c/>" }, "application/vnd.oasis.opendocument.graphics"), "drawing.odt"), null, "an OpenDocument drawing is not read");
+    const truncated = (await zip({ "xl/workbook.xml": "<w/>".repeat(5000) })).subarray(0, 60);
+    assert.equal(detectFormat(truncated, "cut.xlsx"), "xlsx", "a cut ZIP named for a ZIP format goes to its parser, which says it is damaged");
+  });
+
+  it("takes images by their signatures, and compound files (OLE2) by the extension of one it reads", () => {
+    assert.equal(detectFormat(new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 0, 0x10]), "scan"), "jpeg");
+    assert.equal(detectFormat(new Uint8Array([0x49, 0x49, 0x2a, 0x00, 8, 0, 0, 0]), "fax.tif"), "tiff");
+    assert.equal(detectFormat(new Uint8Array([0x4d, 0x4d, 0x00, 0x2a, 0, 0, 0, 8]), "fax"), "tiff");
+    const ole = new Uint8Array([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1, ...new Array(504).fill(0)]);
+    for (const [name, format] of [["mail.msg", "msg"], ["old.doc", "doc"], ["old.XLS", "xls"], ["old.ppt", "ppt"], ["thing.txt", null], ["thing", null]] as const) {
+      assert.equal(detectFormat(ole, name), format, name);
+    }
   });
 
   it("reads text that begins like a binary signature as text (signatures match whole)", () => {
@@ -50,7 +77,8 @@ describe("detectFormat", () => {
     const controls = new Uint8Array(1000).map((_, i) => (i % 20 === 0 ? 0x01 : 0x61));
     assert.equal(detectFormat(controls, "a.txt"), null, "5% control bytes");
     assert.equal(detectFormat(text("tab\tand form feed\f are fine\r\n"), "a.txt"), "txt");
-    assert.equal(detectFormat(text("a,b\n1,2\n"), "data.csv"), null);
+    assert.equal(detectFormat(text("a,b\n1,2\n"), "data.csv"), "csv");
+    assert.equal(detectFormat(text("{\"a\": 1}"), "data.json"), null);
     assert.equal(detectFormat(text("just text"), "README"), null);
   });
 
