@@ -40,11 +40,11 @@ export class DocumentBuilder {
 
   /**
    * Adds a block. Text is trimmed (code keeps its indentation, only blank lines
-   * around it go); a block that ends up empty is skipped.
+   * around it go); a block that ends up empty is skipped (null).
    */
-  add(input: BlockInput): void {
+  add(input: BlockInput): Block | null {
     const text = input.kind === "code" ? input.text.replace(/^(?:[ \t]*\n)+/, "").trimEnd() : input.text.trim();
-    if (text === "") return;
+    if (text === "") return null;
     if (this.#parts.length > 0) {
       this.#parts.push(BLOCK_SEPARATOR);
       this.#length += BLOCK_SEPARATOR.length;
@@ -55,6 +55,7 @@ export class DocumentBuilder {
     const block: Block = { kind: input.kind, text, page: input.page ?? null, start, end: this.#length };
     if (input.kind === "heading") block.level = Math.min(6, Math.max(1, Math.round(input.level ?? 1)));
     this.#blocks.push(block);
+    return block;
   }
 
   /**

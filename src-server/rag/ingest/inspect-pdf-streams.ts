@@ -21,6 +21,11 @@ import { ParseError } from "./types.js";
 export const MAX_PDF_STREAM_BYTES = 32 * 1024 * 1024;
 /** Largest total of the Flate streams pdf.js may inflate (contents, forms, fonts), in bytes once inflated. */
 export const MAX_PDF_INFLATED_BYTES = 160 * 1024 * 1024;
+/**
+ * Largest image drawn when a page is rendered for OCR, in pixels (an A4 page scanned at 600 DPI
+ * is 35 million). pdf.js decodes an image whole, four bytes a pixel, outside the worker's heap.
+ */
+export const MAX_PDF_IMAGE_PIXELS = 64 * 1024 * 1024;
 
 /** Deflate cannot expand data more than about 1032 times: an upper bound for streams that fail midway. */
 const MAX_DEFLATE_RATIO = 1032;
@@ -63,7 +68,7 @@ const EXPANDING = new Set(["FlateDecode", "LZWDecode", "RunLengthDecode"]);
  * @throws ParseError `document_too_large` when a stream or the total would expand beyond the limits;
  *   `encrypted_document` when the file is encrypted in a way that cannot be checked.
  */
-export async function inspectPdfStreams(bytes: Uint8Array): Promise<Uint8Array> {
+export async function inspectPdfStreams(bytes: Uint8Array, options: { keepImages?: boolean } = {}): Promise<Uint8Array> {
   const pdf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const copy = new Uint8Array(bytes);
   const encryption = pdfEncryption(pdf);
@@ -75,8 +80,15 @@ export async function inspectPdfStreams(bytes: Uint8Array): Promise<Uint8Array> 
   let total = 0;
   for (const stream of streamsOf(pdf)) {
     const filters = filtersOf(pdf, stream.dictionary);
+    const image = /\/Subtype\s*\/Image\b/.test(stream.dictionary);
+    if (image && options.keepImages) {
+      // Rendering decodes images: each is bounded by its pixels (whatever its data inflates to,
+      // pdf.js reads only width × height samples), and a JPEG by the size in its own header.
+      checkImageSize(pdf, stream, filters, decrypt);
+      continue;
+    }
     if (!filters.some((f) => EXPANDING.has(f))) continue;
-    if (!decrypt && /\/Subtype\s*\/Image\b/.test(stream.dictionary) && disableFilters(copy, stream)) continue;
+    if (!decrypt && image && disableFilters(copy, stream)) continue;
     let data: Uint8Array = pdf.subarray(stream.start, stream.end);
     // Cross-reference streams are never encrypted, nor is metadata when the file says so.
     const plain = /\/Type\s*\/XRef\b/.test(stream.dictionary) || (encryption.kind === "empty-password" && !encryption.encryptsMetadata && /\/Type\s*\/Metadata\b/.test(stream.dictionary));
@@ -87,6 +99,50 @@ export async function inspectPdfStreams(bytes: Uint8Array): Promise<Uint8Array> 
     total += await decodedSize(data, filters, stream.dictionary, Math.min(MAX_PDF_STREAM_BYTES, MAX_PDF_INFLATED_BYTES - total));
   }
   return copy;
+}
+
+/**
+ * Refuses an image too large to decode: its declared width × height, and for a JPEG the frame
+ * size in its own header (pdf.js's decoder believes the header, not the dictionary).
+ * @throws ParseError `image_too_large`.
+ */
+function checkImageSize(pdf: Buffer, stream: PdfStream, filters: string[], decrypt: StreamDecryptor | null): void {
+  const width = integerValue(pdf, /\/(?:Width|W)\s+(\d+)(?:\s+(\d+)\s+R)?/.exec(stream.dictionary));
+  const height = integerValue(pdf, /\/(?:Height|H)\s+(\d+)(?:\s+(\d+)\s+R)?/.exec(stream.dictionary));
+  const sizes: [number, number][] = [[width ?? Number.POSITIVE_INFINITY, height ?? Number.POSITIVE_INFINITY]];
+  if (filters.at(-1) === "DCTDecode" && filters.length === 1) {
+    let data: Uint8Array = pdf.subarray(stream.start, stream.end);
+    if (decrypt && stream.object) data = decrypt(stream.object[0], stream.object[1], data);
+    const frame = jpegFrameSize(data);
+    if (frame) sizes.push(frame);
+  }
+  for (const [w, h] of sizes) {
+    if (w * h > MAX_PDF_IMAGE_PIXELS) {
+      const shown = Number.isFinite(w * h) ? `${w} × ${h} pixels` : "an undeclared size";
+      throw new ParseError("image_too_large", `The PDF holds an image of ${shown}; images above ${Math.round(MAX_PDF_IMAGE_PIXELS / 1024 ** 2)} million pixels are not read.`);
+    }
+  }
+}
+
+/** A baseline or progressive JPEG's frame size (the first SOF marker), or null when none is found. */
+export function jpegFrameSize(data: Uint8Array): [width: number, height: number] | null {
+  if (data[0] !== 0xff || data[1] !== 0xd8) return null;
+  let at = 2;
+  while (at + 9 < data.length) {
+    if (data[at] !== 0xff) return null;
+    const marker = data[at + 1]!;
+    if (marker === 0xff) {
+      at++;
+      continue;
+    }
+    const length = (data[at + 2]! << 8) | data[at + 3]!;
+    // SOF0–SOF15 except DHT (C4), JPG (C8) and DAC (CC).
+    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
+      return [(data[at + 7]! << 8) | data[at + 8]!, (data[at + 5]! << 8) | data[at + 6]!];
+    }
+    at += 2 + length;
+  }
+  return null;
 }
 
 /** Every `stream … endstream` body, with the dictionary and object header before it. */

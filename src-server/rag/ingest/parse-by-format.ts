@@ -15,7 +15,17 @@ const PARSERS: Partial<Record<DocumentFormat, () => Promise<DocumentParser>>> = 
   html: async () => (await import("./parse-html.js")).parseHtml,
   md: async () => (await import("./parse-markdown.js")).parseMarkdown,
   txt: async () => (await import("./parse-text.js")).parseText,
+  mbox: async () => (await import("./parse-mbox.js")).parseMbox,
+  msg: async () => (await import("./parse-msg.js")).parseMsg,
+  png: async () => imageParser("png"),
+  jpeg: async () => imageParser("jpeg"),
+  tiff: async () => imageParser("tiff"),
 };
+
+async function imageParser(format: DocumentFormat): Promise<DocumentParser> {
+  const { parseImage } = await import("./parse-image.js");
+  return (bytes, context) => parseImage(bytes, context, format);
+}
 
 /** What the parse worker receives (`workerData`). */
 export interface ParseJob {

@@ -140,6 +140,7 @@ export class ParserPool {
   private readonly recycleHeapShare: number;
 
   constructor(options: ParserPoolOptions = {}) {
+    preloadNativeModules();
     this.maxMemoryMb = options.maxMemoryMb ?? DEFAULT_PARSE_MEMORY_MB;
     this.parserModule = options.parserModule ?? defaultParserModule();
     this.size = Math.max(1, options.size ?? 1);
@@ -329,6 +330,20 @@ export class ParserPool {
     }, this.idleMs);
     worker.idleTimer.unref();
   }
+}
+
+let preloaded = false;
+
+/**
+ * Loads sharp (libvips) in the main thread before any worker does: a native library first
+ * loaded by a worker is unloaded when that worker exits, under the feet of the next worker
+ * still using it (sharp's documentation asks for exactly this). Best effort: without sharp,
+ * image files fail in the worker with a clear error.
+ */
+function preloadNativeModules(): void {
+  if (preloaded) return;
+  preloaded = true;
+  import("sharp").catch(() => undefined);
 }
 
 /**

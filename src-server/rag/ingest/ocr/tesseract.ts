@@ -4,8 +4,6 @@
  * (blocks, paragraphs, lines). Tesseract runs as a child process, so a hostile image can
  * crash or exhaust only it: bounded in time (killed at the deadline), in output, and to one
  * OpenMP thread (its default takes every core and slows everything else on the machine).
- * The first piece of OCR for scanned PDFs and images (issue 34); nothing calls it yet but
- * its tests.
  */
 import { execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -76,9 +74,23 @@ export function tesseractBinary(binary?: string): string | null {
   return TESSERACT_PATHS.find((p) => existsSync(p)) ?? null;
 }
 
-/** The Tesseract installed: its version and languages, or null when there is none. */
-export async function tesseractInfo(binary = tesseractBinary()): Promise<{ version: string; languages: string[] } | null> {
-  if (!binary) return null;
+const infoCache = new Map<string, Promise<{ version: string; languages: string[] } | null>>();
+
+/**
+ * The Tesseract installed: its version and languages, or null when there is none. Asked once
+ * per executable and process (two runs of it per page would cost more than a small page's OCR).
+ */
+export function tesseractInfo(binary = tesseractBinary()): Promise<{ version: string; languages: string[] } | null> {
+  if (!binary) return Promise.resolve(null);
+  let info = infoCache.get(binary);
+  if (!info) {
+    info = askTesseract(binary);
+    infoCache.set(binary, info);
+  }
+  return info;
+}
+
+async function askTesseract(binary: string): Promise<{ version: string; languages: string[] } | null> {
   try {
     const version = await run(binary, ["--version"], { timeout: 10_000 });
     const langs = await run(binary, ["--list-langs"], { timeout: 10_000 });

@@ -1,0 +1,78 @@
+/**
+ * OCR for the parsers (scanned PDF pages, image files): one page image in, the page's
+ * blocks and its report (words, boxes, confidence) out, with the limits every page gets,
+ * and Tesseract's failures turned into the document's `ParseError`s.
+ */
+import { ParseError, type OcrPage, type ParseSettings } from "../types.js";
+import { ocrBlocks, type OcrBlock } from "./ocr-blocks.js";
+import { OcrError, recognise, tesseractBinary, tesseractInfo } from "./tesseract.js";
+
+export const OCR_LIMITS = {
+  /** One page's OCR is stopped after this long (a dense 300-DPI page takes 5–15 s on one core). */
+  pageTimeoutMs: 120_000,
+  /** Pages one document may have OCR'd; a document needing more fails (`document_too_large`). */
+  maxPages: 500,
+  /** Largest page image OCR'd, in pixels (an A3 page at 300 DPI is 17 million). */
+  maxPagePixels: 40_000_000,
+};
+
+/** Resolution pages are rendered at for OCR, and assumed for images that do not say. */
+export const OCR_DPI = 300;
+
+export interface RecognisedPage {
+  blocks: OcrBlock[];
+  report: OcrPage;
+}
+
+/**
+ * Checks OCR can run with the corpus's languages before any page is rendered.
+ * @returns null when it can, else why not (said to the user, with what to install).
+ */
+export async function ocrUnavailable(settings: ParseSettings): Promise<string | null> {
+  if (!settings.ocr) return "OCR is turned off for this corpus.";
+  const binary = tesseractBinary();
+  const info = binary ? await tesseractInfo(binary) : null;
+  if (!info) return "No OCR engine is installed (Debian: apt-get install tesseract-ocr tesseract-ocr-eng tesseract-ocr-msa).";
+  const missing = settings.ocrLanguages.filter((l) => !info.languages.includes(l));
+  if (missing.length > 0) return `The OCR engine has no data for ${missing.join(", ")} (Debian: apt-get install ${missing.map((l) => `tesseract-ocr-${l.replace(/_/g, "-")}`).join(" ")}).`;
+  return null;
+}
+
+/**
+ * Reads one page image.
+ * @throws ParseError `ocr_unavailable` (engine or language missing), `parse_timeout` (the page
+ *   took longer than the limit), `corrupt_document` (the engine could not read the image).
+ */
+export async function recognisePage(image: Buffer, page: number, reason: OcrPage["reason"], settings: ParseSettings, dpi = OCR_DPI): Promise<RecognisedPage> {
+  let read;
+  try {
+    read = await recognise(image, { languages: settings.ocrLanguages, timeoutMs: OCR_LIMITS.pageTimeoutMs, dpi });
+  } catch (error) {
+    throw toParseError(error, page);
+  }
+  const blocks = ocrBlocks(read);
+  return {
+    blocks,
+    report: {
+      page,
+      reason,
+      confidence: Math.round(read.confidence * 10) / 10,
+      width: read.width,
+      height: read.height,
+      words: read.words.map((w) => ({ text: w.text, box: [w.box.left, w.box.top, w.box.width, w.box.height], confidence: Math.round(w.confidence) })),
+    },
+  };
+}
+
+function toParseError(error: unknown, page: number): ParseError {
+  if (!(error instanceof OcrError)) return new ParseError("corrupt_document", `Page ${page} could not be read by OCR (${error instanceof Error ? error.message : String(error)}).`);
+  switch (error.code) {
+    case "ocr_unavailable":
+    case "ocr_language_missing":
+      return new ParseError("ocr_unavailable", `${error.message}.`);
+    case "ocr_timeout":
+      return new ParseError("parse_timeout", `Page ${page}: ${error.message}.`);
+    default:
+      return new ParseError("corrupt_document", `Page ${page}: ${error.message}.`);
+  }
+}
