@@ -82,9 +82,14 @@ export async function inspectPdfStreams(bytes: Uint8Array, options: { keepImages
     const filters = filtersOf(pdf, stream.dictionary);
     const image = /\/Subtype\s*\/Image\b/.test(stream.dictionary);
     if (image && options.keepImages) {
-      // Rendering decodes images: each is bounded by its pixels (whatever its data inflates to,
-      // pdf.js reads only width × height samples), and a JPEG by the size in its own header.
-      checkImageSize(pdf, stream, filters, decrypt);
+      // Rendering decodes images: each is bounded by its pixels, a JPEG also by the size in
+      // its own header, and its compressed data by what those pixels can hold (an image
+      // stream a page names as its content is read in full, whatever the image says).
+      const pixels = checkImageSize(pdf, stream, filters, decrypt);
+      if (!filters.some((f) => EXPANDING.has(f))) continue;
+      let data: Uint8Array = pdf.subarray(stream.start, stream.end);
+      if (decrypt && stream.object) data = decrypt(stream.object[0], stream.object[1], data);
+      await decodedSize(data, filters, stream.dictionary, Math.min(MAX_PDF_IMAGE_PIXELS, pixels) * 4 + 64 * 1024);
       continue;
     }
     if (!filters.some((f) => EXPANDING.has(f))) continue;
@@ -106,7 +111,7 @@ export async function inspectPdfStreams(bytes: Uint8Array, options: { keepImages
  * size in its own header (pdf.js's decoder believes the header, not the dictionary).
  * @throws ParseError `image_too_large`.
  */
-function checkImageSize(pdf: Buffer, stream: PdfStream, filters: string[], decrypt: StreamDecryptor | null): void {
+function checkImageSize(pdf: Buffer, stream: PdfStream, filters: string[], decrypt: StreamDecryptor | null): number {
   const width = integerValue(pdf, /\/(?:Width|W)\s+(\d+)(?:\s+(\d+)\s+R)?/.exec(stream.dictionary));
   const height = integerValue(pdf, /\/(?:Height|H)\s+(\d+)(?:\s+(\d+)\s+R)?/.exec(stream.dictionary));
   const sizes: [number, number][] = [[width ?? Number.POSITIVE_INFINITY, height ?? Number.POSITIVE_INFINITY]];
@@ -122,6 +127,7 @@ function checkImageSize(pdf: Buffer, stream: PdfStream, filters: string[], decry
       throw new ParseError("image_too_large", `The PDF holds an image of ${shown}; images above ${Math.round(MAX_PDF_IMAGE_PIXELS / 1024 ** 2)} million pixels are not read.`);
     }
   }
+  return Math.max(...sizes.map(([w, h]) => w * h));
 }
 
 /** A baseline or progressive JPEG's frame size (the first SOF marker), or null when none is found. */

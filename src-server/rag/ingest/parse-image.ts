@@ -64,7 +64,8 @@ export async function parseImage(bytes: Uint8Array, context?: ParseContext, form
   let firstHeading: string | null = null;
   for (const { blocks, report } of read) {
     for (const block of blocks) {
-      if (block.kind === "heading" && block.level === 1) firstHeading ??= block.text;
+      // An image has no title property: its first heading, whatever its size, names it.
+      if (block.kind === "heading") firstHeading ??= block.text;
       builder.add({ kind: block.kind, text: block.text, level: block.level, page: report.page });
     }
   }

@@ -43,9 +43,9 @@ describe("parsePdf", () => {
     ]);
   });
 
-  it("keeps the table readable as rows of cells and the bullets as a list", async () => {
+  it("makes the table a Markdown table (header, delimiter, a row per line) and the bullets a list", async () => {
     const document = await parsePdf(fixture("report.pdf"));
-    assert.equal(document.blocks.find((b) => b.kind === "table")?.text, "Region | Revenue | Growth\nNorth | 1,200 | 4%\nSouth | 950 | 7%\nEast | 610 | -2%");
+    assert.equal(document.blocks.find((b) => b.kind === "table")?.text, "| Region | Revenue | Growth |\n| --- | --- | --- |\n| North | 1,200 | 4% |\n| South | 950 | 7% |\n| East | 610 | -2% |");
     assert.equal(document.blocks.find((b) => b.kind === "list")?.text, "• open the Port Klang warehouse,\n• train twenty new members,\n• replace the cold-storage units.");
   });
 
@@ -72,7 +72,7 @@ describe("parsePdf", () => {
   it("warns about pages without text instead of failing the document", async () => {
     const document = await parsePdf(buildPdf([{ texts: [{ x: 72, y: 700, size: 11, text: "Only page one has text." }] }, { texts: [] }]));
     assert.equal(document.pageCount, 2);
-    assert.deepEqual(document.warnings, ["Pages 2 have no text layer (scanned images are not read)."]);
+    assert.deepEqual(document.warnings, ["Pages 2 hold no text."]);
   });
 });
 
@@ -121,10 +121,11 @@ describe("inspectPdfStreams (PDF decompression bombs)", () => {
     assert.match((await parsePdf(small)).text, /Hostile/, "an encrypted PDF within the limits still opens");
   });
 
-  it("never inflates an image stream, even one a page names as its content", async () => {
+  it("never inflates an image stream, even one a page names as its content (nor when the page is rendered for OCR)", async () => {
     const pdf = imageAsContentPdf(2048);
     const before = process.memoryUsage().rss;
-    await assert.rejects(parsePdf(pdf), failsWith("empty_document"));
+    // No text: the page is rendered for OCR, and the image's data, far more than its pixels hold, is refused first.
+    await assert.rejects(parsePdf(pdf), failsWith("document_too_large"));
     assert.ok(process.memoryUsage().rss - before < 200 * 1024 * 1024, "the 2 GiB image was not inflated");
   });
 

@@ -4,13 +4,16 @@
  * every block. Encrypted and damaged files fail with a clear error.
  *
  * Scans: each page's text layer is judged (`ocr/text-layer.ts`); a page with none, too
- * little or garbage, and an image on it, is rendered at 300 DPI and read by OCR in the
- * corpus's languages, page by page with progress. Rendering decodes the page's images,
- * which text extraction never does, so it reads a second copy of the file whose images
- * were checked for size (`inspectPdfStreams` with `keepImages`).
+ * little or garbage is rendered at 300 DPI and read by OCR in the corpus's languages, page
+ * by page with progress (a page OCR finds nothing on keeps what its text layer had).
+ * Rendering decodes the page's images, which text extraction never does, so it reads a
+ * second copy of the file whose images were checked for size (`inspectPdfStreams` with
+ * `keepImages`); asking pdf.js which pages draw images would decode them too.
  */
 import { createCanvas } from "@napi-rs/canvas";
-import { getDocument, OPS, type PDFDocumentProxy, type PDFPageProxy } from "pdfjs-dist/legacy/build/pdf.mjs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { getDocument, type PDFDocumentProxy, type PDFPageProxy } from "pdfjs-dist/legacy/build/pdf.mjs";
 import { DocumentBuilder } from "./document-builder.js";
 import { inspectPdfStreams } from "./inspect-pdf-streams.js";
 import { OCR_DPI, OCR_LIMITS, ocrUnavailable, recognisePage, type RecognisedPage } from "./ocr/ocr-pages.js";
@@ -31,8 +34,19 @@ const PDF_OPTIONS = {
   verbosity: 0,
 } as const;
 
-/** Operators that draw an image: a page without any has nothing for OCR to read. */
-const IMAGE_OPS = new Set<number>([OPS.paintImageXObject, OPS.paintInlineImageXObject, OPS.paintImageMaskXObject, OPS.paintImageXObjectRepeat, OPS.paintImageMaskXObjectRepeat, OPS.paintSolidColorImageMask]);
+/**
+ * What rendering needs that text extraction does not: the standard 14 fonts' outlines (a PDF
+ * may use Helvetica without embedding it), CMaps for CJK text, and the JPEG 2000 decoder many
+ * scanners write. All ship inside pdfjs-dist, read from disk: nothing is fetched.
+ */
+const PDFJS_DIR = path.dirname(createRequire(import.meta.url).resolve("pdfjs-dist/package.json"));
+const RENDER_OPTIONS = {
+  standardFontDataUrl: `${path.join(PDFJS_DIR, "standard_fonts")}/`,
+  cMapUrl: `${path.join(PDFJS_DIR, "cmaps")}/`,
+  cMapPacked: true,
+  wasmUrl: `${path.join(PDFJS_DIR, "wasm")}/`,
+} as const;
+
 /** Largest side of a page rendered for OCR, in pixels (a poster-sized page is scaled down to it). */
 const MAX_RENDER_SIDE = 10_000;
 
@@ -64,7 +78,7 @@ export async function parsePdf(bytes: Uint8Array, context?: ParseContext): Promi
         const content = await page.getTextContent();
         pages.push(runsToLines(content.items.flatMap(toRun)));
         const verdict = judgeTextLayer(pages.at(-1)!.map((l) => l.text).join("\n")).verdict;
-        if (verdict !== "usable" && (await drawsImages(page))) scans.push({ page: number, reason: verdict === "none" ? "no_text_layer" : verdict === "too_little" ? "too_little_text" : "garbled_text_layer" });
+        if (verdict !== "usable") scans.push({ page: number, reason: verdict === "none" ? "no_text_layer" : verdict === "too_little" ? "too_little_text" : "garbled_text_layer" });
         page.cleanup();
       } catch {
         unreadable.push(number);
@@ -84,7 +98,15 @@ export async function parsePdf(bytes: Uint8Array, context?: ParseContext): Promi
       if (scans.length > OCR_LIMITS.maxPages) {
         throw new ParseError("document_too_large", `The PDF has ${scans.length} scanned pages; at most ${OCR_LIMITS.maxPages} are read by OCR in one document. Split it and upload the parts.`);
       }
-      for (const page of await ocrPages(bytes, scans, settings, context)) read.set(page.report.page, page);
+      try {
+        for (const page of await ocrPages(bytes, scans, settings, context)) read.set(page.report.page, page);
+      } catch (error) {
+        // An image too large to render, or a page OCR could not finish: the pages with a text
+        // layer are still the document; said in its warnings. Nothing else: the reason fails it.
+        const scanned = scans.map((s) => s.page);
+        if (!(error instanceof ParseError) || !pages.some((lines, i) => lines.length > 0 && !scanned.includes(i + 1))) throw error;
+        warnings.push(`Pages ${scanned.join(", ")} were not read by OCR: ${error.message}`);
+      }
     } else {
       const scanned = scans.map((s) => s.page);
       const usable = pages.some((lines, i) => lines.length > 0 && !scanned.includes(i + 1));
@@ -95,8 +117,8 @@ export async function parsePdf(bytes: Uint8Array, context?: ParseContext): Promi
   return build(pages, unreadable, title, read, warnings, settings.ocrLanguages);
 }
 
-async function open(data: Uint8Array): Promise<PDFDocumentProxy> {
-  const task = getDocument({ ...PDF_OPTIONS, data });
+async function open(data: Uint8Array, forRendering = false): Promise<PDFDocumentProxy> {
+  const task = getDocument({ ...PDF_OPTIONS, ...(forRendering ? RENDER_OPTIONS : {}), data });
   try {
     return await task.promise;
   } catch (error) {
@@ -105,17 +127,12 @@ async function open(data: Uint8Array): Promise<PDFDocumentProxy> {
   }
 }
 
-async function drawsImages(page: PDFPageProxy): Promise<boolean> {
-  const operators = await page.getOperatorList();
-  return operators.fnArray.some((op) => IMAGE_OPS.has(op));
-}
-
 /**
  * Renders each scanned page and reads it. The copy rendered keeps its images (checked for
  * size); one page's canvas at a time, released before the next.
  */
 async function ocrPages(bytes: Uint8Array, scans: ScanPage[], settings: ParseContext["settings"], context: ParseContext | undefined): Promise<RecognisedPage[]> {
-  const pdf = await open(await inspectPdfStreams(bytes, { keepImages: true }));
+  const pdf = await open(await inspectPdfStreams(bytes, { keepImages: true }), true);
   const out: RecognisedPage[] = [];
   try {
     context?.progress(0, scans.length);
@@ -159,7 +176,7 @@ function build(pages: PdfLine[][], unreadable: number[], title: string | null, r
   pages.forEach((lines, index) => {
     const page = index + 1;
     const recognised = read.get(page);
-    if (recognised) {
+    if (recognised && recognised.blocks.length > 0 && readsMore(recognised, lines)) {
       for (const block of recognised.blocks) {
         if (block.kind === "heading" && block.level === 1) firstHeading ??= block.text;
         builder.add({ kind: block.kind, text: block.text, level: block.level, page });
@@ -173,13 +190,26 @@ function build(pages: PdfLine[][], unreadable: number[], title: string | null, r
     }
   });
   if (builder.blockCount === 0) {
-    if (read.size > 0) throw new ParseError("empty_document", `OCR found no text on the scanned page${read.size > 1 ? "s" : ""} (${[...read.keys()].join(", ")}).`);
-    throw new ParseError("empty_document", "The PDF holds no text, and no image that OCR could read.");
+    if (read.size > 0) throw new ParseError("empty_document", `The PDF has no text layer, and OCR found no text on its page${read.size > 1 ? "s" : ""}.`);
+    throw new ParseError("empty_document", "The PDF holds no text.");
   }
   if (unreadable.length > 0) warnings.push(`Pages ${unreadable.join(", ")} could not be read and were skipped.`);
   if (textless.length > 0) warnings.push(`Pages ${textless.join(", ")} hold no text.`);
-  const ocr: OcrReport | undefined = read.size > 0 ? { engine: "tesseract", languages, pages: [...read.values()].map((p) => p.report) } : undefined;
+  // Pages OCR found nothing more on are not reported as read: they kept their text layer.
+  const pagesRead = [...read.values()].filter((p) => p.blocks.length > 0 && readsMore(p, pages[p.report.page - 1] ?? [])).map((p) => p.report);
+  const ocr: OcrReport | undefined = pagesRead.length > 0 ? { engine: "tesseract", languages, pages: pagesRead } : undefined;
   return { ...builder.build({ format: "pdf", pageCount: pages.length, title: title ?? firstHeading, warnings }), ...(ocr ? { ocr } : {}) };
+}
+
+/**
+ * Whether OCR gave the page more than its text layer: always for a page without text or with
+ * garbage; for a page with a little text (a stamp on a scan, or simply a short page), only
+ * when OCR read more letters than the layer holds.
+ */
+function readsMore(recognised: RecognisedPage, lines: PdfLine[]): boolean {
+  if (recognised.report.reason !== "too_little_text") return true;
+  const letters = (text: string) => (text.match(/[\p{L}\p{N}]/gu) ?? []).length;
+  return letters(recognised.blocks.map((b) => b.text).join(" ")) > letters(lines.map((l) => l.text).join(" "));
 }
 
 /** Text items only (marked-content markers have no `str`); size from the text matrix. */

@@ -56,6 +56,8 @@ export interface OcrPage {
   /** Page image size in pixels the boxes refer to. */
   width: number;
   height: number;
+  /** Degrees the page was turned to straighten it before OCR (absent: it was straight). */
+  deskewed?: number;
   /** Words in reading order: text and box [left, top, width, height] in pixels. */
   words: OcrWord[];
 }

@@ -4,6 +4,7 @@
  * and Tesseract's failures turned into the document's `ParseError`s.
  */
 import { ParseError, type OcrPage, type ParseSettings } from "../types.js";
+import { straighten, unrotateBox } from "./deskew.js";
 import { ocrBlocks, type OcrBlock } from "./ocr-blocks.js";
 import { OcrError, recognise, tesseractBinary, tesseractInfo } from "./tesseract.js";
 
@@ -45,8 +46,11 @@ export async function ocrUnavailable(settings: ParseSettings): Promise<string | 
  */
 export async function recognisePage(image: Buffer, page: number, reason: OcrPage["reason"], settings: ParseSettings, dpi = OCR_DPI): Promise<RecognisedPage> {
   let read;
+  let straight;
   try {
-    read = await recognise(image, { languages: settings.ocrLanguages, timeoutMs: OCR_LIMITS.pageTimeoutMs, dpi });
+    // A page scanned askew is straightened first; its words' boxes are turned back after.
+    straight = await straighten(image);
+    read = await recognise(straight.image, { languages: settings.ocrLanguages, timeoutMs: OCR_LIMITS.pageTimeoutMs, dpi });
   } catch (error) {
     throw toParseError(error, page);
   }
@@ -57,9 +61,10 @@ export async function recognisePage(image: Buffer, page: number, reason: OcrPage
       page,
       reason,
       confidence: Math.round(read.confidence * 10) / 10,
-      width: read.width,
-      height: read.height,
-      words: read.words.map((w) => ({ text: w.text, box: [w.box.left, w.box.top, w.box.width, w.box.height], confidence: Math.round(w.confidence) })),
+      width: straight.original.width,
+      height: straight.original.height,
+      ...(straight.angle !== 0 ? { deskewed: straight.angle } : {}),
+      words: read.words.map((w) => ({ text: w.text, box: unrotateBox([w.box.left, w.box.top, w.box.width, w.box.height], straight), confidence: Math.round(w.confidence) })),
     },
   };
 }
