@@ -8,7 +8,7 @@
  * lie). The real sizes are counted while inflating in small pieces, nothing is kept.
  */
 import { createInflateRaw } from "node:zlib";
-import { entryDataOffset, readZipDirectory, readZipEnd, type ZipEntry } from "./read-zip-directory.js";
+import { checkDeclaredSizes, entryData, inflatedSize, megabytes, readArchiveDirectory, type ArchiveLimits } from "./office-archive.js";
 import { ParseError } from "./types.js";
 
 /**
@@ -26,7 +26,8 @@ export const MAX_DOCX_ENTRIES = 10_000;
  * Word's XML compresses 5–20 times, photos barely; deflate's ceiling is about 1032.
  */
 export const MAX_DOCX_RATIO = 200;
-const RATIO_CHECK_BYTES = 4 * 1024 * 1024;
+const LIMITS: ArchiveLimits = { maxEntries: MAX_DOCX_ENTRIES, maxEntryBytes: MAX_DOCX_ENTRY_BYTES, maxTotalBytes: MAX_DOCX_TOTAL_BYTES, maxRatio: MAX_DOCX_RATIO };
+const LABEL = "DOCX file";
 
 export interface DocxInspection {
   /** `dc:title` from `docProps/core.xml`, if set. */
@@ -39,78 +40,19 @@ export interface DocxInspection {
  *   (too many entries, or an entry or the whole expands beyond the limits).
  */
 export async function inspectDocxArchive(bytes: Uint8Array): Promise<DocxInspection> {
-  const end = readZipEnd(bytes);
-  if (end && end.count > MAX_DOCX_ENTRIES) {
-    throw new ParseError("document_too_large", `The DOCX file holds ${end.count.toLocaleString("en")} entries; the limit is ${MAX_DOCX_ENTRIES.toLocaleString("en")}.`);
-  }
-  const entries = readZipDirectory(bytes, MAX_DOCX_ENTRIES);
-  if (entries === null) throw new ParseError("corrupt_document", "The DOCX file is damaged: its ZIP directory cannot be read.");
+  const entries = readArchiveDirectory(bytes, LABEL, LIMITS);
   if (!entries.some((e) => e.name === "word/document.xml")) throw new ParseError("corrupt_document", "The file is a ZIP archive but not a Word document (no word/document.xml).");
-  checkDeclaredSizes(entries);
+  checkDeclaredSizes(entries, LABEL, LIMITS);
   let title: string | null = null;
   for (const entry of entries) {
-    const data = entryData(bytes, entry);
-    const size = await inflatedSize(data, entry);
+    const data = entryData(bytes, entry, LABEL);
+    const size = await inflatedSize(data, entry, LABEL);
     if (size > Math.max(entry.uncompressedSize, entry.method === 0 ? entry.compressedSize : 0)) {
       throw new ParseError("document_too_large", `The DOCX file is a decompression bomb: ${entry.name} expands beyond the ${megabytes(entry.uncompressedSize)} it declares.`);
     }
     if (entry.name === "docProps/core.xml") title = coreTitle(entry.method === 0 ? data : await inflateHead(data));
   }
   return { title };
-}
-
-/** Refuses an archive whose directory already admits to being too big. */
-function checkDeclaredSizes(entries: ZipEntry[]): void {
-  let total = 0;
-  for (const entry of entries) {
-    if (entry.method !== 0 && entry.method !== 8) throw new ParseError("corrupt_document", `The DOCX file uses an unsupported compression method for ${entry.name}.`);
-    // A stored entry is read as its compressed bytes, whatever it declares.
-    const size = Math.max(entry.uncompressedSize, entry.method === 0 ? entry.compressedSize : 0);
-    total += size;
-    if (size > MAX_DOCX_ENTRY_BYTES || total > MAX_DOCX_TOTAL_BYTES) {
-      throw new ParseError(
-        "document_too_large",
-        `The DOCX file would expand to more than ${megabytes(total)} (${entry.name}: ${megabytes(size)}); ` +
-          `the limit is ${megabytes(MAX_DOCX_ENTRY_BYTES)} per entry and ${megabytes(MAX_DOCX_TOTAL_BYTES)} in all.`,
-      );
-    }
-    if (entry.method === 8 && size > RATIO_CHECK_BYTES && size > entry.compressedSize * MAX_DOCX_RATIO) {
-      throw new ParseError(
-        "document_too_large",
-        `The DOCX file looks like a decompression bomb: ${entry.name} expands ${Math.round(size / Math.max(1, entry.compressedSize))} times (${megabytes(size)}); ` +
-          `the limit is ${MAX_DOCX_RATIO} times.`,
-      );
-    }
-  }
-}
-
-function entryData(bytes: Uint8Array, entry: ZipEntry): Uint8Array {
-  const start = entryDataOffset(bytes, entry);
-  if (start === null) throw new ParseError("corrupt_document", `The DOCX file is damaged: ${entry.name} is truncated.`);
-  return bytes.subarray(start, start + entry.compressedSize);
-}
-
-/**
- * How many bytes an entry really inflates to, counted in 64 KiB pieces that are dropped at
- * once; stops as soon as the count passes what the entry declared.
- */
-function inflatedSize(data: Uint8Array, entry: ZipEntry): Promise<number> {
-  if (entry.method === 0) return Promise.resolve(data.length);
-  const limit = entry.uncompressedSize;
-  return new Promise((resolve, reject) => {
-    const inflater = createInflateRaw({ chunkSize: 64 * 1024 });
-    let size = 0;
-    inflater.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        inflater.destroy();
-        resolve(size);
-      }
-    });
-    inflater.on("end", () => resolve(size));
-    inflater.on("error", () => reject(new ParseError("corrupt_document", `The DOCX file is damaged: ${entry.name} cannot be decompressed.`)));
-    inflater.end(data);
-  });
 }
 
 /** The first `max` bytes an entry inflates to (the title sits at the start of `docProps/core.xml`). */
@@ -139,9 +81,4 @@ function coreTitle(xml: Uint8Array): string | null {
   const raw = /<dc:title>([^<]{1,500})<\/dc:title>/.exec(text)?.[1];
   if (!raw) return null;
   return raw.replace(/&(lt|gt|amp|quot|apos);/g, (_, name: string) => ({ lt: "<", gt: ">", amp: "&", quot: '"', apos: "'" })[name] ?? "").trim() || null;
-}
-
-function megabytes(bytes: number): string {
-  if (bytes >= 1024 ** 3) return `${(bytes / 1024 ** 3).toFixed(1)} GB`;
-  return bytes >= 1024 ** 2 ? `${Math.ceil(bytes / 1024 ** 2)} MB` : `${Math.ceil(bytes / 1024)} KB`;
 }
