@@ -47,7 +47,8 @@ async function call(method, route, init = {}) {
   }
 }
 
-const wanted = /\.(pdf|docx|txt|md|markdown|html?)$/i;
+// Every format Pustaka reads (the server types each file by its content and refuses the rest, saying why).
+const wanted = /\.(pdf|docx|odt|pptx|xlsx|ods|csv|tsv|epub|html?|xhtml|md|markdown|mdown|mkd|txt|text|eml|mbox|mbx|msg|png|jpe?g|tiff?|doc|xls|ppt)$/i;
 const files = (await readdir(folder, { withFileTypes: true })).filter((e) => e.isFile() && wanted.test(e.name)).map((e) => path.join(folder, e.name));
 let accepted = 0;
 let refused = 0;

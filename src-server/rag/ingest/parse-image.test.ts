@@ -112,3 +112,26 @@ describe("image files read by OCR", { timeout: 300_000 }, () => {
     assert.match(off.message, /turned off/);
   });
 });
+
+describe("the built-in OCR engine (tesseract.js), as the desktop app uses it without Tesseract", { timeout: 300_000 }, () => {
+  it("reads the notice with language data from the data folder, and names the engine in the report", async () => {
+    const { mkdtemp, mkdir, copyFile, rm } = await import("node:fs/promises");
+    const { tmpdir } = await import("node:os");
+    const dataDir = await mkdtemp(path.join(tmpdir(), "pustaka-ocr-data-"));
+    try {
+      const tessdata = path.join(dataDir, "ocr", "tessdata");
+      await mkdir(tessdata, { recursive: true });
+      // What the catalog fetches (the same files Debian installs: their checksums are pinned in language-data.ts).
+      for (const language of ["eng", "msa"]) await copyFile(`/usr/share/tesseract-ocr/5/tessdata/${language}.traineddata`, path.join(tessdata, `${language}.traineddata`));
+      const parsed = await parseDocument(await readFile(NOTICE), "png", { settings: { ocr: true, ocrLanguages: ["eng", "msa"], dataDir, ocrEngine: "builtin" } });
+      assert.match(parsed.ocr!.engine, /tesseract\.js|WebAssembly/i);
+      assert.match(parsed.text, /Bekalan air di Klang akan terganggu pada 14 Mac 2024/);
+      const missing = await parseDocument(await readFile(NOTICE), "png", { settings: { ocr: true, ocrLanguages: ["eng", "tha"], dataDir, ocrEngine: "builtin" } }).catch((e: unknown) => e);
+      assert.ok(missing instanceof ParseError);
+      assert.equal(missing.code, "ocr_unavailable");
+      assert.match(missing.message, /tha/);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});

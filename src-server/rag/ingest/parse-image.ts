@@ -7,7 +7,7 @@
  */
 import sharp, { type Metadata } from "sharp";
 import { DocumentBuilder } from "./document-builder.js";
-import { OCR_DPI, OCR_LIMITS, ocrUnavailable, recognisePage, type RecognisedPage } from "./ocr/ocr-pages.js";
+import { OCR_DPI, OCR_LIMITS, ocrEngineName, ocrUnavailable, recognisePage, type RecognisedPage } from "./ocr/ocr-pages.js";
 import { DEFAULT_PARSE_SETTINGS, ParseError, type DocumentFormat, type ParseContext, type ParsedDocument } from "./types.js";
 
 /** Resolutions an image may claim and be believed (a photo's "72 DPI" says nothing of the page). */
@@ -71,5 +71,5 @@ export async function parseImage(bytes: Uint8Array, context?: ParseContext, form
   }
   if (builder.blockCount === 0) throw new ParseError("empty_document", `OCR found no text in the image${pages > 1 ? `'s ${pages} pages` : ""}.`);
   const parsed = builder.build({ format, pageCount: pages, title: firstHeading, warnings });
-  return { ...parsed, ocr: { engine: "tesseract", languages: settings.ocrLanguages, pages: read.map((r) => r.report) } };
+  return { ...parsed, ocr: { engine: await ocrEngineName(settings), languages: settings.ocrLanguages, pages: read.map((r) => r.report) } };
 }

@@ -16,7 +16,7 @@ import path from "node:path";
 import { getDocument, type PDFDocumentProxy, type PDFPageProxy } from "pdfjs-dist/legacy/build/pdf.mjs";
 import { DocumentBuilder } from "./document-builder.js";
 import { inspectPdfStreams } from "./inspect-pdf-streams.js";
-import { OCR_DPI, OCR_LIMITS, ocrUnavailable, recognisePage, type RecognisedPage } from "./ocr/ocr-pages.js";
+import { OCR_DPI, OCR_LIMITS, ocrEngineName, ocrUnavailable, recognisePage, type RecognisedPage } from "./ocr/ocr-pages.js";
 import { judgeTextLayer } from "./ocr/text-layer.js";
 import { HEADING_RATIO, linesToBlocks, runsToLines, type PdfLine, type TextRun } from "./pdf-layout.js";
 import { DEFAULT_PARSE_SETTINGS, ParseError, type OcrPage, type OcrReport, type ParseContext, type ParsedDocument } from "./types.js";
@@ -114,7 +114,8 @@ export async function parsePdf(bytes: Uint8Array, context?: ParseContext): Promi
       warnings.push(`Pages ${scanned.join(", ")} are scanned images and were not read: ${why}`);
     }
   }
-  return build(pages, unreadable, title, read, warnings, settings.ocrLanguages);
+  const engine = read.size > 0 ? await ocrEngineName(settings) : "";
+  return build(pages, unreadable, title, read, warnings, { engine, languages: settings.ocrLanguages });
 }
 
 async function open(data: Uint8Array, forRendering = false): Promise<PDFDocumentProxy> {
@@ -161,12 +162,12 @@ async function renderPage(page: PDFPageProxy): Promise<Buffer> {
   context.fillStyle = "#ffffff";
   context.fillRect(0, 0, canvas.width, canvas.height);
   // pdf.js's types name the DOM's canvas; @napi-rs/canvas is the one it uses in Node.
-  type RenderParameters = Parameters<PDFPageProxy["render"]>[0];
-  await page.render({ canvasContext: context as unknown as RenderParameters["canvasContext"], canvas: canvas as unknown as RenderParameters["canvas"], viewport }).promise;
+  const parameters = { canvasContext: context, canvas, viewport };
+  await page.render(parameters).promise;
   return canvas.encode("png");
 }
 
-function build(pages: PdfLine[][], unreadable: number[], title: string | null, read: Map<number, RecognisedPage>, warnings: string[], languages: string[]): ParsedDocument {
+function build(pages: PdfLine[][], unreadable: number[], title: string | null, read: Map<number, RecognisedPage>, warnings: string[], ocrBy: { engine: string; languages: string[] }): ParsedDocument {
   const textPages = pages.filter((_, i) => !read.has(i + 1));
   const bodySize = bodyFontSize(textPages.flat());
   const levelOf = headingLevels(textPages.flat(), bodySize);
@@ -197,7 +198,7 @@ function build(pages: PdfLine[][], unreadable: number[], title: string | null, r
   if (textless.length > 0) warnings.push(`Pages ${textless.join(", ")} hold no text.`);
   // Pages OCR found nothing more on are not reported as read: they kept their text layer.
   const pagesRead = [...read.values()].filter((p) => p.blocks.length > 0 && readsMore(p, pages[p.report.page - 1] ?? [])).map((p) => p.report);
-  const ocr: OcrReport | undefined = pagesRead.length > 0 ? { engine: "tesseract", languages, pages: pagesRead } : undefined;
+  const ocr: OcrReport | undefined = pagesRead.length > 0 ? { ...ocrBy, pages: pagesRead } : undefined;
   return { ...builder.build({ format: "pdf", pageCount: pages.length, title: title ?? firstHeading, warnings }), ...(ocr ? { ocr } : {}) };
 }
 

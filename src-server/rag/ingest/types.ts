@@ -82,6 +82,13 @@ export interface ParseSettings {
   ocrLanguages: string[];
   /** Whether pages without a usable text layer and images are OCR'd at all. */
   ocr: boolean;
+  /**
+   * The server's data folder: where the built-in OCR engine (WebAssembly) finds language data
+   * (`<dataDir>/ocr/tessdata`) when no Tesseract is installed. Absent: the installed one only.
+   */
+  dataDir?: string;
+  /** `auto` (default): installed Tesseract when it has the languages, else the built-in one; `builtin`: always the built-in one. */
+  ocrEngine?: "auto" | "builtin";
 }
 
 export const DEFAULT_PARSE_SETTINGS: ParseSettings = { ocrLanguages: ["eng", "msa"], ocr: true };

@@ -6,7 +6,8 @@
 import { ParseError, type OcrPage, type ParseSettings } from "../types.js";
 import { straighten, unrotateBox } from "./deskew.js";
 import { ocrBlocks, type OcrBlock } from "./ocr-blocks.js";
-import { OcrError, recognise, tesseractBinary, tesseractInfo } from "./tesseract.js";
+import { chooseOcrEngine, type OcrEngine } from "./ocr-engine.js";
+import { OcrError } from "./tesseract.js";
 
 export const OCR_LIMITS = {
   /** One page's OCR is stopped after this long (a dense 300-DPI page takes 5–15 s on one core). */
@@ -26,17 +27,46 @@ export interface RecognisedPage {
 }
 
 /**
+ * The engine for these settings, kept for the life of the parse worker: the built-in
+ * (WebAssembly) engine's worker stays warm from page to page and document to document.
+ */
+const engines = new Map<string, Promise<OcrEngine>>();
+
+function engineFor(settings: ParseSettings): Promise<OcrEngine> {
+  const key = `${settings.ocrLanguages.join("+")}\u0000${settings.dataDir ?? ""}\u0000${settings.ocrEngine ?? "auto"}`;
+  let engine = engines.get(key);
+  if (!engine) {
+    // No data folder: only an installed Tesseract can serve (the built-in engine's data lives there).
+    engine = chooseOcrEngine({
+      languages: settings.ocrLanguages,
+      dataDir: settings.dataDir ?? "/nonexistent",
+      // The built-in engine on request: the installed one is then passed over as if absent.
+      ...(settings.ocrEngine === "builtin" ? { binary: "/nonexistent/tesseract" } : {}),
+    });
+    engines.set(key, engine);
+    // A failure is not kept: the language data may be fetched, or Tesseract installed, meanwhile.
+    engine.catch(() => engines.delete(key));
+  }
+  return engine;
+}
+
+/** What read the pages, for the document's report ("tesseract 5.3.0", "tesseract.js 7.0.0 (WebAssembly)"). */
+export async function ocrEngineName(settings: ParseSettings): Promise<string> {
+  return (await engineFor(settings)).describe();
+}
+
+/**
  * Checks OCR can run with the corpus's languages before any page is rendered.
- * @returns null when it can, else why not (said to the user, with what to install).
+ * @returns null when it can, else why not (said to the user, with what to install or fetch).
  */
 export async function ocrUnavailable(settings: ParseSettings): Promise<string | null> {
   if (!settings.ocr) return "OCR is turned off for this corpus.";
-  const binary = tesseractBinary();
-  const info = binary ? await tesseractInfo(binary) : null;
-  if (!info) return "No OCR engine is installed (Debian: apt-get install tesseract-ocr tesseract-ocr-eng tesseract-ocr-msa).";
-  const missing = settings.ocrLanguages.filter((l) => !info.languages.includes(l));
-  if (missing.length > 0) return `The OCR engine has no data for ${missing.join(", ")} (Debian: apt-get install ${missing.map((l) => `tesseract-ocr-${l.replace(/_/g, "-")}`).join(" ")}).`;
-  return null;
+  try {
+    await engineFor(settings);
+    return null;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
 }
 
 /**
@@ -50,7 +80,8 @@ export async function recognisePage(image: Buffer, page: number, reason: OcrPage
   try {
     // A page scanned askew is straightened first; its words' boxes are turned back after.
     straight = await straighten(image);
-    read = await recognise(straight.image, { languages: settings.ocrLanguages, timeoutMs: OCR_LIMITS.pageTimeoutMs, dpi });
+    const engine = await engineFor(settings);
+    read = await engine.recognise(straight.image, { languages: settings.ocrLanguages, timeoutMs: OCR_LIMITS.pageTimeoutMs, dpi });
   } catch (error) {
     throw toParseError(error, page);
   }
