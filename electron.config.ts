@@ -32,6 +32,10 @@ const config: Configuration = {
     // node-llama-cpp installs prebuilt binaries for several platforms: ship only the target's
     // (CPU, CUDA, Vulkan or Metal variants of it), as node-llama-cpp's Electron template does.
     "!node_modules/@node-llama-cpp/*/bins/**/*",
+    // LanceDB's optional embedding functions (Hugging Face transformers on ONNX Runtime, some
+    // 200 MB of native libraries for every platform): Pustaka embeds with llama.cpp.
+    "!node_modules/@huggingface/transformers/**/*",
+    "!node_modules/onnxruntime-*/**/*",
     "node_modules/@node-llama-cpp/${os}-${arch}*/bins/**/*",
     // The llama.cpp built at install: its binaries (not the build tree) and its record, which
     // the engine reads to load it. `npm run dist` first checks that it is portable (every
@@ -48,8 +52,13 @@ const config: Configuration = {
     "node_modules/node-llama-cpp/**/*",
     "node_modules/@node-llama-cpp/**/*",
     "node_modules/@lancedb/**/*",
-    // Optional native helpers of production dependencies: pdfjs-dist's canvas, node-llama-cpp's downloader.
+    // Native helpers of production dependencies: pdf.js's canvas (pages rendered for OCR), node-llama-cpp's downloader.
     "node_modules/@napi-rs/**/*",
+    // sharp's libvips (images read by OCR) and its addon; the built-in OCR engine (tesseract.js
+    // runs its WebAssembly in a worker thread, which reads the files from disk, not the archive).
+    "node_modules/@img/**/*",
+    "node_modules/tesseract.js/**/*",
+    "node_modules/tesseract.js-core/**/*",
     "node_modules/@reflink/**/*",
     "**/*.node",
   ],

@@ -128,8 +128,14 @@ describe("electron.config.ts", () => {
 
   it("unpacks every native binary of the production dependencies from the asar archive", () => {
     const unpacked = matcher(config.asarUnpack as string[]);
+    // A dependency's file is packed unless a `files` pattern excludes it (the last pattern matching it decides).
+    const rules = (config.files as string[]).filter((p) => p.includes("node_modules")).map((p) => ({ exclude: p.startsWith("!"), match: matcher([p.replace(/^!/, "")]) }));
+    const packed = (f: string) => !rules.reduce((excluded, rule) => (rule.match(f) ? rule.exclude : excluded), false);
     const natives = [...productionPackages().keys()].flatMap((dir) => walk(dir)).filter((file) => NATIVE.test(file));
-    const relative = natives.map((file) => path.relative(REPO_ROOT, file).split(path.sep).join("/"));
+    // What `files` leaves out of the app (LanceDB's optional ONNX embedders) is not packed at all.
+    const relative = natives.map((file) => path.relative(REPO_ROOT, file).split(path.sep).join("/")).filter((f) => packed(f));
+    assert.equal(packed("node_modules/onnxruntime-node/bin/napi-v3/linux/x64/libonnxruntime.so.1"), false, "ONNX Runtime is not shipped");
+    assert.equal(packed("node_modules/@img/sharp-libvips-linux-x64/lib/libvips-cpp.so.8.18.7"), true, "sharp's libvips is shipped");
     assert.ok(relative.some((f) => f.startsWith("node_modules/better-sqlite3/") && f.endsWith(".node")), "better-sqlite3's addon was found");
     assert.ok(relative.some((f) => f.startsWith("node_modules/@node-llama-cpp/")), "node-llama-cpp's prebuilt binaries were found");
     assert.deepEqual(

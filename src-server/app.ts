@@ -24,6 +24,7 @@ import type { CorpusEvents } from "./rag/corpus-events.js";
 import type { CorpusService } from "./rag/corpus-service.js";
 import type { DocumentService } from "./rag/document-service.js";
 import type { SourceService } from "./rag/answer/source-service.js";
+import type { OcrStatusService } from "./rag/ocr-status.js";
 import type { ConversationService } from "./conversations/conversation-service.js";
 import { corporaRoutes } from "./http/routes/corpora-routes.js";
 import { queryRoutes } from "./http/routes/query-routes.js";
@@ -80,7 +81,7 @@ export interface AppDeps {
   chat: ChatService;
   embeddings: EmbeddingsService;
   rerank: RerankService;
-  rag: { corpora: CorpusService; documents: DocumentService; queries: QueryService; tuning: SearchTuningService; sources: SourceService; events: CorpusEvents; tombstones: TombstoneService; upload: { maxFiles: number; maxFileBytes: number } };
+  rag: { corpora: CorpusService; documents: DocumentService; queries: QueryService; tuning: SearchTuningService; sources: SourceService; ocr?: OcrStatusService; events: CorpusEvents; tombstones: TombstoneService; upload: { maxFiles: number; maxFileBytes: number } };
   conversations: ConversationService;
   /** OpenAI's Files and Vector Stores over corpora. */
   vectorStores: VectorStores;
@@ -181,7 +182,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(serviceAccountRoutes(deps.oauth.accounts, deps.admin, deps.rateLimits, trail));
   app.use(securityRoutes(deps.admin, deps.securityStatus, async () => ({ kid: await deps.oauth.keys.rotate(deps.oauth.accounts.settings.tokenTtlSeconds), published: deps.oauth.keys.kids() }), trail));
   app.use(ollamaListenerRoutes(deps.ollamaListener, trail));
-  app.use(sourceRoutes(deps.rag.sources));
+  app.use(sourceRoutes(deps.rag.sources, deps.rag.ocr));
   app.use(conversationRoutes(deps.conversations, deps.rag.corpora));
   app.use(tombstoneRoutes(deps.rag.tombstones));
   app.use(mcpRoutes({ corpora: deps.rag.corpora, documents: deps.rag.documents, queries: deps.rag.queries, sources: deps.rag.sources, version: deps.version }, admit, trail));

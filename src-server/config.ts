@@ -209,8 +209,30 @@ export const ConfigSchema = z
         semanticBreakpoints: z.enum(["lexical", "embedding"]).default("lexical"),
         /** Chunks embedded per engine call while indexing. */
         embedBatch: positiveInt.max(2048).default(32),
+        /** How documents go through indexing together (src-server/rag/indexing-pipeline.ts). */
+        indexing: z
+          .object({
+            /** Documents indexed as one group (their passages embedded together, committed in one transaction); 1 = one at a time. */
+            batchDocuments: positiveInt.max(256).default(16),
+            /** Documents parsed ahead of the group being embedded. */
+            parseAhead: positiveInt.max(256).default(16),
+            /** Passages a group holds at most (a document with more is indexed alone). */
+            maxGroupChunks: positiveInt.max(100_000).default(256),
+          })
+          .strict()
+          .prefault({}),
         /** Time one document may take to parse before it fails (hostile input). */
         parseTimeoutSeconds: positiveInt.default(60),
+        /** OCR of scanned pages and images (rag/ingest/ocr). */
+        ocr: z
+          .object({
+            /** `auto`: the installed Tesseract when it has a corpus's languages, else the built-in (WebAssembly) one; `builtin`: always the built-in one. */
+            engine: z.enum(["auto", "builtin"]).default("auto"),
+            /** Where the built-in engine's language data is fetched from (a mirror; the files must be the catalog's bytes). Default: the catalog's. */
+            languageDataUrl: z.url({ protocol: /^https?$/ }).optional(),
+          })
+          .strict()
+          .prefault({}),
         /**
          * Heap of the worker that parses one document, in MiB; a document needing more fails
          * (`document_too_complex`). Inflated data is bounded apart from it (see README, hostile files).

@@ -56,6 +56,7 @@ import { CorpusEvents } from "./rag/corpus-events.js";
 import { CorpusService } from "./rag/corpus-service.js";
 import { embeddingPromptsFor } from "./models/embedding-prompts.js";
 import { DocumentService } from "./rag/document-service.js";
+import { EmbeddedDocuments } from "./rag/embedded-documents.js";
 import { Indexer } from "./rag/indexer.js";
 import { CorpusIndexes } from "./rag/retrieval/corpus-indexes.js";
 import { CorpusKeyring } from "./security/corpus-keyring.js";
@@ -77,6 +78,8 @@ import type { ColdStore } from "./store/cold-store.js";
 import { SqlKeyVault, sharedAuditSigningKey } from "./security/sql-key-vault.js";
 
 import { ChunkStore } from "./store/chunk-store.js";
+import { OcrPageStore } from "./store/ocr-page-store.js";
+import { OcrStatusService } from "./rag/ocr-status.js";
 import { CorpusStore } from "./store/corpus-store.js";
 import { SqliteColdStore } from "./store/sqlite-cold-store.js";
 import { TombstoneCatalog } from "./store/tombstone-catalog.js";
@@ -581,10 +584,14 @@ function composeRag(config: Config, store: SqlDatabase, registry: ModelRegistry,
       logger.info({ tombstones: result.tombstones.map((t) => t.id), keysDestroyed: result.keysDestroyed }, "purged expired tombstones");
     },
   });
+  const ocr = new OcrStatusService({ dataDir: config.dataDir, engine: config.rag.ocr.engine, ...(config.rag.ocr.languageDataUrl ? { languageDataUrl: config.rag.ocr.languageDataUrl } : {}) });
   const corpora = new CorpusService({ corpora: corpusStore, keyring, tombstones, indexes, events, registry, defaultEmbeddingModel: config.models.defaultEmbedding, promptsFor: (model) => embeddingPromptsFor(model, config.models.embeddingPrompts),
     measureDimensions: async (model) => (await engine.embed(model, ["dimension probe"], AbortSignal.timeout(config.upstreams.firstByteTimeoutSeconds * 1000))).vectors[0]?.length ?? null,
+    checkOcrLanguages: (languages) => ocr.check(languages),
   });
   const leases = new LeaseStore(store);
+  // Attachments and a mailbox's messages, found while parsing, become documents of their own (the indexer stages them).
+  const embeddedDocuments = new EmbeddedDocuments({ documents: documentStore, corpora: corpusStore, blobs, events, audit, onQueued: (ids) => indexer.wake(ids), logger, maxFileBytes: config.rag.maxFileBytes });
   const indexer = new Indexer(
     {
       corpora: corpusStore,
@@ -599,6 +606,7 @@ function composeRag(config: Config, store: SqlDatabase, registry: ModelRegistry,
       logger,
       // Declared below (it needs the document service, which needs this indexer); asked only once indexing runs.
       chunkingOf: (documentId) => vectorStores.attacher.windowsOf(documentId),
+      embedded: embeddedDocuments,
       replicas:
         replicas && config.database.url
           ? {
@@ -615,7 +623,9 @@ function composeRag(config: Config, store: SqlDatabase, registry: ModelRegistry,
       overlapTokens: config.rag.chunkOverlapTokens,
       semanticBreakpoints: config.rag.semanticBreakpoints,
       embedBatch: config.rag.embedBatch,
+      ...config.rag.indexing,
       parseTimeoutMs: config.rag.parseTimeoutSeconds * 1000,
+      ocr: { dataDir: config.dataDir, engine: config.rag.ocr.engine },
       parseMemoryMb: config.rag.parseMemoryMb,
       parserModule,
     },
@@ -636,8 +646,8 @@ function composeRag(config: Config, store: SqlDatabase, registry: ModelRegistry,
     relevanceGates: config.rag.relevanceGates,
   });
   const tuning = new SearchTuningService({ corpora, documents: documentStore, indexes, registry, engine, queries });
-  const sources = new SourceService({ corpora, documents: documentStore, chunks: chunkStore, keyring, blobs });
+  const sources = new SourceService({ corpora, documents: documentStore, chunks: chunkStore, keyring, blobs, ocrPages: new OcrPageStore(store) });
   const vectorStores = composeVectorStores({ store, dataDir: config.dataDir, keyProvider, clock, maxFileBytes: config.rag.maxFileBytes, corpora, corpusStore, documents, documentStore, queries, sources });
   const follower = feed && replicas ? new CorpusFollower(feed, replicas.bus, indexes, { logger }) : null;
-  return { indexer, indexes, follower, feed, cold, corpusStore, documentCounts: () => documentStore.countsByStatus(), services: { corpora, documents, queries, tuning, sources, events, tombstones, vectorStores } };
+  return { indexer, indexes, follower, feed, cold, corpusStore, documentCounts: () => documentStore.countsByStatus(), services: { corpora, documents, queries, tuning, sources, ocr, events, tombstones, vectorStores } };
 }

@@ -34,6 +34,8 @@ export interface Corpus {
   rerank_model: string | null;
   /** How its searches run when a request does not say (null: the server's defaults; set by hand or by `POST …/search/tune`). */
   search_defaults: SearchDefaults | null;
+  /** Languages its scanned pages and images are read in by OCR (Tesseract codes, e.g. `eng`, `msa`). */
+  ocr_languages: string[];
   status: CorpusStatus;
   document_counts: DocumentCounts;
   chunk_count: number;
@@ -52,6 +54,8 @@ export interface CreateCorpusRequest {
   embedding_prompts?: { query: string; document: string };
   rerank_model?: string | null;
   search_defaults?: SearchDefaults | null;
+  /** OCR languages (default `["eng", "msa"]`); each must be installed (`GET /v1/rag/ocr`). */
+  ocr_languages?: string[];
   retention_days?: number;
   metadata?: Record<string, string>;
 }
@@ -60,6 +64,8 @@ export interface PatchCorpusRequest {
   name?: string;
   rerank_model?: string | null;
   search_defaults?: SearchDefaults | null;
+  /** Applies to documents indexed from then on (re-upload a scan to read it again). */
+  ocr_languages?: string[];
   retention_days?: number;
   metadata?: Record<string, string>;
 }
@@ -126,6 +132,58 @@ export interface RagDocument {
   metadata: Record<string, unknown>;
   created_at: number;
   indexed_at: number | null;
+  /** The document this one came out of (same corpus): the e-mail it was attached to, the mailbox it was in; null for an upload. */
+  parent_document_id: string | null;
+  /** How it relates to that document; null for an upload. */
+  relation: "attachment" | "message" | null;
+  /** Which pages OCR read (scans, images) and how sure it was; null when every page had a text layer. */
+  ocr: DocumentOcr | null;
+}
+
+/** A document's OCR, without its text (the words of a page: `GET …/pages/{n}/ocr`). */
+export interface DocumentOcr {
+  engine: string;
+  languages: string[];
+  pages: {
+    page: number;
+    /** Why OCR read it: no text layer, too little text, a text layer of garbage, or an image file. */
+    reason: "no_text_layer" | "too_little_text" | "garbled_text_layer" | "image";
+    /** Mean word confidence, 0–100. */
+    confidence: number;
+    words: number;
+    /** Degrees the page was turned to straighten it (absent: it was straight). */
+    deskewed?: number;
+  }[];
+}
+
+/** `GET /v1/rag/corpora/{id}/documents/{doc_id}/pages/{n}/ocr`. */
+export interface OcrPage {
+  object: "rag.ocr_page";
+  document_id: string;
+  page: number;
+  /** The page image's size in pixels: the frame of the boxes. */
+  width: number;
+  height: number;
+  confidence: number;
+  /** In reading order; `box` is `[left, top, width, height]` in pixels. */
+  words: { text: string; box: [number, number, number, number]; confidence: number }[];
+}
+
+/** `GET /v1/rag/ocr`: whether scans and images can be read here, and in which languages. */
+export interface OcrStatus {
+  object: "rag.ocr";
+  available: boolean;
+  /** The engine reading pages: Tesseract installed on the system, or Tesseract in WebAssembly inside Pustaka; null when none. */
+  engine: "tesseract" | "tesseract-wasm" | null;
+  version: string | null;
+  /** Languages that can be read now. */
+  languages: string[];
+  /** What new corpora use. */
+  default_languages: string[];
+  /** Why OCR is not available, and what to install or fetch (null when it is). */
+  reason: string | null;
+  /** The built-in engine's language data (for machines without Tesseract): fetch one with `POST /v1/rag/ocr/languages/{language}`. */
+  language_data: { language: string; name: string; state: "installed" | "missing" | "fetching"; received: number; bytes: number }[];
 }
 
 export interface DocumentDeleted {

@@ -35,6 +35,8 @@ export interface CreateCorpusInput {
   rerankModel?: string | null | undefined;
   /** How its searches run when a request does not say (null or absent: the server's defaults). */
   searchDefaults?: SearchDefaults | null | undefined;
+  /** OCR languages (absent: the default, eng + msa). */
+  ocrLanguages?: string[] | undefined;
   retentionDays: number;
   metadata: Record<string, string>;
 }
@@ -46,6 +48,7 @@ export interface CorpusPatch {
   metadata?: Record<string, string> | undefined;
   rerankModel?: string | null | undefined;
   searchDefaults?: SearchDefaults | null | undefined;
+  ocrLanguages?: string[] | undefined;
 }
 
 /** Guide §2: empty (no documents), indexing (any pending), ready (none pending, one indexed), failed. */
@@ -69,6 +72,8 @@ export interface CorpusServiceDeps {
   promptsFor: (model: ModelEntry) => EmbeddingPrompts;
   /** Embeds a probe with a remote model whose width is not known yet (its upstream answers with vectors); null when it cannot say. */
   measureDimensions?: (model: ModelEntry) => Promise<number | null>;
+  /** Checks OCR languages against the engine installed (`OcrStatusService.check`). */
+  checkOcrLanguages?: (languages: string[]) => Promise<string[]>;
 }
 
 export class CorpusService {
@@ -94,6 +99,7 @@ export class CorpusService {
       embeddingPrompts: input.embeddingPrompts ?? this.deps.promptsFor(model),
       rerankModel: input.rerankModel ? this.rerankModel(input.rerankModel) : null,
       searchDefaults: input.searchDefaults ?? null,
+      ocrLanguages: input.ocrLanguages ? await this.ocrLanguages(input.ocrLanguages) : null,
       retentionDays: input.retentionDays,
       metadata: input.metadata,
       createdAt: now,
@@ -125,9 +131,17 @@ export class CorpusService {
 
   async update(principal: Principal, id: string, patch: CorpusPatch): Promise<CorpusView> {
     await this.record(principal, id);
-    const { rerankModel, ...rest } = patch;
-    await this.deps.corpora.update(id, { ...rest, ...(rerankModel !== undefined ? { rerankModel: rerankModel === null ? null : this.rerankModel(rerankModel) } : {}) }, nowSeconds());
+    const { rerankModel, ocrLanguages, ...rest } = patch;
+    await this.deps.corpora.update(
+      id,
+      { ...rest, ...(rerankModel !== undefined ? { rerankModel: rerankModel === null ? null : this.rerankModel(rerankModel) } : {}), ...(ocrLanguages !== undefined ? { ocrLanguages: await this.ocrLanguages(ocrLanguages) } : {}) },
+      nowSeconds(),
+    );
     return this.get(principal, id);
+  }
+
+  private async ocrLanguages(languages: string[]): Promise<string[]> {
+    return this.deps.checkOcrLanguages ? this.deps.checkOcrLanguages(languages) : languages;
   }
 
   /** `name` when it is a rerank model (404 unknown, 400 `model_not_rerank` for another type). */

@@ -159,10 +159,16 @@ export class DocumentService {
     for (const file of staged) await this.deps.blobs.delete(corpusId, file.documentId);
   }
 
-  /** A page of the corpus's documents; `status` keeps those in that state (e.g. the failed ones). */
-  async list(principal: Principal, corpusId: string, page: PageRequest, status?: DocumentStatus): Promise<Page<DocumentRecord>> {
+  /**
+   * A page of the corpus's documents; `status` keeps those in that state (e.g. the failed ones),
+   * `parentDocumentId` those that came out of that document (an e-mail's attachments).
+   */
+  async list(principal: Principal, corpusId: string, page: PageRequest, status?: DocumentStatus, parentDocumentId?: string): Promise<Page<DocumentRecord>> {
     await this.deps.corpora.record(principal, corpusId);
-    return this.deps.documents.list(corpusId, page, status);
+    if (parentDocumentId && !(await this.deps.documents.get(corpusId, parentDocumentId))) {
+      throw notFound(`No document '${parentDocumentId}' in corpus '${corpusId}'`, "document_not_found", "parent_document_id");
+    }
+    return this.deps.documents.list(corpusId, page, status, parentDocumentId);
   }
 
   async get(principal: Principal, corpusId: string, documentId: string): Promise<DocumentRecord> {
@@ -173,13 +179,15 @@ export class DocumentService {
   }
 
   /**
-   * Deletes a document: its record, chunks and original move to a tombstone in cold
-   * storage and are wiped from primary storage; its index rows are removed.
+   * Deletes a document and the documents that came out of it (an e-mail's attachments, a
+   * mailbox's messages): their records, chunks and originals move to one tombstone in cold
+   * storage and are wiped from primary storage; their index rows are removed.
    */
   async delete(principal: Principal, corpusId: string, documentId: string): Promise<TombstoneRecord> {
     await this.get(principal, corpusId, documentId);
+    const descendants = await this.deps.documents.descendantsOf(documentId);
     const tombstone = await this.deps.tombstones.buryDocument(corpusId, documentId);
-    await this.deps.indexes.removeDocument(corpusId, documentId);
+    for (const id of [documentId, ...descendants.map((d) => d.id)]) await this.deps.indexes.removeDocument(corpusId, id);
     return tombstone;
   }
 

@@ -23,8 +23,12 @@ import type { MessageBus } from "../store/message-bus.js";
 export const INDEX_QUEUE = "index-document";
 
 export interface IndexJobs {
-  /** Starts taking jobs; `handle` indexes one document (and must not throw for the document's own faults). */
-  start(handle: (documentId: string) => Promise<void>): Promise<void>;
+  /**
+   * Starts taking jobs, up to `batchSize` at a time: `handle` indexes those documents (and
+   * must not throw for the documents' own faults; when it throws, every job of the batch is
+   * retried).
+   */
+  start(handle: (documentIds: string[]) => Promise<void>, batchSize?: number): Promise<void>;
   /** Hands documents (already `queued` in the store) to the replicas' workers. */
   send(documentIds: readonly string[]): Promise<void>;
   /** Documents with a job waiting or running. */
@@ -59,13 +63,16 @@ export class PgBossIndexJobs implements IndexJobs {
 
   private readonly options: { pollingIntervalSeconds: number; expireInSeconds: number };
 
-  async start(handle: (documentId: string) => Promise<void>): Promise<void> {
+  async start(handle: (documentIds: string[]) => Promise<void>, batchSize = 1): Promise<void> {
     await this.boss.start();
     this.started = true;
     await this.boss.createQueue(INDEX_QUEUE, { name: INDEX_QUEUE, policy: "standard", retryLimit: 10, retryDelay: 5, retryBackoff: true, expireInSeconds: this.options.expireInSeconds });
-    // One document at a time per replica, as the desktop's indexer: parsing and embedding use every core.
-    this.workerId = await this.boss.work<{ documentId: string }>(INDEX_QUEUE, { batchSize: 1, pollingIntervalSeconds: this.options.pollingIntervalSeconds }, async ([job]) => {
-      if (job && typeof job.data?.documentId === "string") await handle(job.data.documentId);
+    // One batch at a time per replica, as the desktop's indexer: parsing and embedding use every
+    // core. A batch of several documents is indexed as the lone server's pipeline does (parsed
+    // ahead, embedded together, committed in groups).
+    this.workerId = await this.boss.work<{ documentId: string }>(INDEX_QUEUE, { batchSize: Math.max(1, batchSize), pollingIntervalSeconds: this.options.pollingIntervalSeconds }, async (jobs) => {
+      const documentIds = [...new Set(jobs.map((job) => job.data?.documentId).filter((id): id is string => typeof id === "string"))];
+      if (documentIds.length > 0) await handle(documentIds);
       // pg-boss waits out its polling interval after every fetch: after a job, look again at once
       // (an empty queue then waits as usual).
       this.wake();

@@ -229,8 +229,10 @@ export class TombstoneService {
         // An interrupted copy: start it clean (primary still holds every row).
         await this.deps.cold.destroy(id);
       }
+      let buried: ReadonlySet<string> = new Set();
       for (let attempt = 1; ; attempt++) {
         const copied = await this.copy(tombstone, corpus, document);
+        buried = copied.documentIds;
         if (!commit) return tombstone;
         const committed = document
           ? await this.deps.catalog.commitDocumentDeletion(id, corpusId, copied, copied.counts)
@@ -240,7 +242,8 @@ export class TombstoneService {
         await this.deps.cold.destroy(id);
       }
       // Primary rows are gone; a crash before the next lines leaves only orphaned originals, swept at start.
-      if (document) await this.deps.blobs.delete(corpusId, document.id);
+      // A document's tombstone holds the documents that came out of it too (an e-mail's attachments).
+      if (document) for (const id of buried) await this.deps.blobs.delete(corpusId, id);
       else await this.deps.blobs.deleteCorpus(corpusId);
       await this.deps.catalog.reclaimSpace();
       return (await this.deps.catalog.get(id))!;
@@ -250,7 +253,8 @@ export class TombstoneService {
   /** Step 2: sealed originals, then chunk rows, then the sealed manifest, into the cold store. */
   private async copy(tombstone: TombstoneRecord, corpus: CorpusRecord, document: DocumentRecord | null): Promise<Copied> {
     const { cold, blobs, chunks } = this.deps;
-    const documents = document ? [document] : await this.deps.documents.ofCorpus(corpus.id);
+    // A document goes with every document that came out of it (an e-mail's attachments, a mailbox's messages).
+    const documents = document ? [document, ...(await this.deps.documents.descendantsOf(document.id))] : await this.deps.documents.ofCorpus(corpus.id);
     let bytes = 0;
     let next = 0;
     const copyBlobs = async () => {
@@ -266,7 +270,11 @@ export class TombstoneService {
     const chunkIds = new Set<string>();
     let batch: SealedChunk[] = [];
     let batchBytes = 0;
-    for await (const chunk of document ? await chunks.ofDocument(document.id) : chunks.iterateCorpus(corpus.id)) {
+    async function* chunksToCopy(): AsyncGenerator<SealedChunk> {
+      if (!document) yield* chunks.iterateCorpus(corpus.id);
+      else for (const d of documents) yield* await chunks.ofDocument(d.id);
+    }
+    for await (const chunk of chunksToCopy()) {
       chunkIds.add(chunk.id);
       bytes += chunk.content.length + chunk.vector.length;
       batchBytes += chunk.content.length + chunk.vector.length;

@@ -4,6 +4,8 @@
  */
 import type { Selectable } from "kysely";
 import type { ChunksTable } from "./schema.js";
+import type { OcrSummary } from "./document-store.js";
+import { replaceOcrPages, type SealedOcrPage } from "./ocr-page-store.js";
 import type { SqlDatabase } from "./sql-database.js";
 import type { CorpusFeed } from "./corpus-feed.js";
 
@@ -23,6 +25,17 @@ export interface SealedChunk {
   vector: Buffer;
   /** Sealed keyword analysis (`ChunkTerms`); null for chunks stored before it was kept. */
   terms?: Buffer | null;
+}
+
+/** One document of a group commit (`ChunkStore.commitDocuments`). */
+export interface DocumentCommit {
+  documentId: string;
+  /** Its corpus (whose rows lock the commit takes); undefined only for a document without chunks. */
+  corpusId: string | undefined;
+  chunks: SealedChunk[];
+  pageCount: number | null;
+  /** What OCR read (the summary, and each page's sealed words); absent or null: no page was OCR'd. */
+  ocr?: { summary: OcrSummary; pages: SealedOcrPage[] } | null;
 }
 
 /** What rebuilding a corpus's index reads of a chunk: its content only when no analysis is stored. */
@@ -97,25 +110,47 @@ export class ChunkStore {
   /**
    * Stores a document's chunks and marks it indexed in one transaction: after a crash a
    * document has either all its chunks or none, never a part, never twice. The chunks go
-   * in as multi-row inserts (thousands per statement). False when `claimant` no longer
-   * holds the document (nothing was written).
+   * in as multi-row inserts (thousands per statement). False when the document is gone
+   * (deleted meanwhile) or `claimant` no longer holds it: nothing was written.
    */
   async commitDocument(documentId: string, chunks: SealedChunk[], pageCount: number | null, now: number, claimant?: string): Promise<boolean> {
     const corpusId = chunks[0]?.corpusId;
+    const committed = await this.commitDocuments([{ documentId, corpusId, chunks, pageCount }], now, claimant);
+    return committed.length === 1;
+  }
+
+  /**
+   * Stores several documents' chunks and marks each indexed, in one transaction (the
+   * pipelined indexer commits a group of documents at once): after a crash each document
+   * has all its chunks or none. Each document's status is still its own: one deleted
+   * meanwhile, or no longer held by `claimant`, is skipped (nothing of it is written) and
+   * the others commit. Returns the ids committed, in order.
+   */
+  async commitDocuments(commits: readonly DocumentCommit[], now: number, claimant?: string): Promise<string[]> {
+    if (commits.length === 0) return [];
+    const corpora = [...new Set(commits.map((c) => c.corpusId).filter((id): id is string => id !== undefined))];
     return this.store.transaction(async (tx) => {
-      if (corpusId !== undefined) await this.store.lock(tx, [corpusRowsLock(corpusId)]);
-      // With a claimant (replicas), only while it still holds the document: one that was
-      // presumed dead and whose work went to another commits nothing.
-      let mark = tx
-        .updateTable("documents")
-        .set({ status: "indexed", chunk_count: chunks.length, page_count: pageCount, error_code: null, error_message: null, indexed_at: now, updated_at: now, claimed_by: null })
-        .where("id", "=", documentId);
-      if (claimant !== undefined) mark = mark.where("status", "=", "processing").where("claimed_by", "=", claimant);
-      if (Number((await mark.executeTakeFirst()).numUpdatedRows) === 0 && claimant !== undefined) return false;
-      await tx.deleteFrom("chunks").where("document_id", "=", documentId).execute();
-      for (const rows of slices(chunks, INSERT_ROWS)) await tx.insertInto("chunks").values(rows.map(toRow)).execute();
-      if (corpusId !== undefined) await this.feed?.record(tx, { corpusId, documentId, change: "indexed" });
-      return true;
+      if (corpora.length > 0) await this.store.lock(tx, corpora.map(corpusRowsLock));
+      const committed: DocumentCommit[] = [];
+      for (const c of commits) {
+        // With a claimant (replicas), only while it still holds the document: one that was
+        // presumed dead and whose work went to another commits nothing. A document deleted
+        // meanwhile has no row to mark, and gets no chunks (they would be orphans).
+        let mark = tx
+          .updateTable("documents")
+          .set({ status: "indexed", chunk_count: c.chunks.length, page_count: c.pageCount, ocr_summary: c.ocr ? JSON.stringify(c.ocr.summary) : null, error_code: null, error_message: null, indexed_at: now, updated_at: now, claimed_by: null })
+          .where("id", "=", c.documentId);
+        if (claimant !== undefined) mark = mark.where("status", "=", "processing").where("claimed_by", "=", claimant);
+        if (Number((await mark.executeTakeFirst()).numUpdatedRows) > 0) committed.push(c);
+      }
+      const ids = committed.map((c) => c.documentId);
+      for (const part of slices(ids, MAX_PARAMETERS)) await tx.deleteFrom("chunks").where("document_id", "in", part).execute();
+      for (const rows of slices(committed.flatMap((c) => c.chunks), INSERT_ROWS)) await tx.insertInto("chunks").values(rows.map(toRow)).execute();
+      // OCR'd pages with their document (a document indexed again loses its old ones).
+      for (const part of slices(ids, MAX_PARAMETERS)) await tx.deleteFrom("document_ocr_pages").where("document_id", "in", part).execute();
+      for (const c of committed) if (c.ocr && c.ocr.pages.length > 0) await replaceOcrPages(tx, c.documentId, c.ocr.pages, { fresh: true });
+      for (const c of committed) if (c.corpusId !== undefined) await this.feed?.record(tx, { corpusId: c.corpusId, documentId: c.documentId, change: "indexed" });
+      return ids;
     });
   }
 

@@ -18,6 +18,8 @@ export interface CorpusRecord {
   rerankModel: string | null;
   /** How its searches run when a request does not say; null for the server's defaults. */
   searchDefaults: SearchDefaults | null;
+  /** Languages its scans and images are read in by OCR (Tesseract codes); null or absent: the default (eng, msa). */
+  ocrLanguages?: string[] | null;
   retentionDays: number;
   metadata: Record<string, string>;
   createdAt: number;
@@ -35,6 +37,7 @@ interface CorpusRow {
   document_prompt: string;
   rerank_model: string | null;
   search_defaults: string | null;
+  ocr_languages?: string | null;
   retention_days: number;
   metadata: string;
   created_at: number;
@@ -51,6 +54,7 @@ const toRecord = (r: CorpusRow): CorpusRecord => ({
   embeddingPrompts: { query: r.query_prompt, document: r.document_prompt },
   rerankModel: r.rerank_model ?? null,
   searchDefaults: r.search_defaults ? (JSON.parse(r.search_defaults) as SearchDefaults) : null,
+  ...(r.ocr_languages ? { ocrLanguages: JSON.parse(r.ocr_languages) as string[] } : {}),
   retentionDays: Number(r.retention_days),
   metadata: JSON.parse(r.metadata) as Record<string, string>,
   createdAt: Number(r.created_at),
@@ -97,6 +101,7 @@ export class CorpusStore {
           document_prompt: c.embeddingPrompts.document,
           rerank_model: c.rerankModel,
           search_defaults: c.searchDefaults && JSON.stringify(c.searchDefaults),
+          ocr_languages: c.ocrLanguages ? JSON.stringify(c.ocrLanguages) : null,
           retention_days: c.retentionDays,
           metadata: JSON.stringify(c.metadata),
           created_at: c.createdAt,
@@ -158,13 +163,14 @@ export class CorpusStore {
   }
 
   /** Changes the fields given (undefined: unchanged; null: back to none), in one statement. */
-  async update(id: string, fields: { name?: string; retentionDays?: number; metadata?: Record<string, string>; rerankModel?: string | null; searchDefaults?: SearchDefaults | null }, at: number): Promise<void> {
+  async update(id: string, fields: { name?: string; retentionDays?: number; metadata?: Record<string, string>; rerankModel?: string | null; searchDefaults?: SearchDefaults | null; ocrLanguages?: string[] | null }, at: number): Promise<void> {
     const set: Updateable<CorporaTable> = { updated_at: at };
     if (fields.name !== undefined) set.name = fields.name;
     if (fields.retentionDays !== undefined) set.retention_days = fields.retentionDays;
     if (fields.metadata !== undefined) set.metadata = JSON.stringify(fields.metadata);
     if (fields.rerankModel !== undefined) set.rerank_model = fields.rerankModel;
     if (fields.searchDefaults !== undefined) set.search_defaults = fields.searchDefaults && JSON.stringify(fields.searchDefaults);
+    if (fields.ocrLanguages !== undefined) set.ocr_languages = fields.ocrLanguages && JSON.stringify(fields.ocrLanguages);
     await this.store.db.updateTable("corpora").set(set).where("id", "=", id).execute();
   }
 

@@ -10,6 +10,9 @@ import type { SqlDatabase } from "./sql-database.js";
 
 export type DocumentStatus = "queued" | "processing" | "indexed" | "failed";
 
+/** How a document relates to the one it came out of: an e-mail's attachment, a mailbox's message. */
+export type DocumentRelation = "attachment" | "message";
+
 export interface DocumentRecord {
   id: string;
   corpusId: string;
@@ -27,7 +30,25 @@ export interface DocumentRecord {
   createdAt: number;
   updatedAt: number;
   indexedAt: number | null;
+  /**
+   * The document it came out of (same corpus) and how; absent (or null) for a document
+   * uploaded on its own. Deleting the parent deletes it.
+   */
+  parentDocumentId?: string | null;
+  relation?: DocumentRelation | null;
+  /** Which pages OCR read and how sure it was; absent (or null) when OCR read none. */
+  ocr?: OcrSummary | null;
 }
+
+/** What a document says of its OCR (no text: the words are sealed in `document_ocr_pages`). */
+export interface OcrSummary {
+  engine: string;
+  languages: string[];
+  pages: { page: number; reason: string; confidence: number; words: number; deskewed?: number }[];
+}
+
+/** Ids read or deleted per query when walking a document's descendants. */
+const ID_BATCH = 500;
 
 type DocumentRow = Selectable<DocumentsTable>;
 
@@ -48,6 +69,8 @@ const toRecord = (r: DocumentRow): DocumentRecord => ({
   createdAt: r.created_at,
   updatedAt: r.updated_at,
   indexedAt: r.indexed_at,
+  ...(r.parent_document_id ? { parentDocumentId: r.parent_document_id, relation: r.relation as DocumentRelation } : {}),
+  ...(r.ocr_summary ? { ocr: JSON.parse(r.ocr_summary) as OcrSummary } : {}),
 });
 
 /** Escapes `%`, `_` and the escape character itself for a `LIKE … ESCAPE '\'` pattern. */
@@ -105,6 +128,8 @@ export class DocumentStore {
         created_at: d.createdAt,
         updated_at: d.updatedAt,
         indexed_at: d.indexedAt,
+        parent_document_id: d.parentDocumentId ?? null,
+        relation: d.parentDocumentId ? (d.relation ?? null) : null,
       })
       .onConflict((oc) => oc.columns(["corpus_id", "sha256"]).doNothing())
       .executeTakeFirst();
@@ -133,11 +158,44 @@ export class DocumentStore {
     return row && toRecord(row);
   }
 
-  /** A page of the corpus's documents, only those in `status` when given. */
-  async list(corpusId: string, page: PageRequest, status?: DocumentStatus): Promise<Page<DocumentRecord>> {
-    const where = status ? sql`corpus_id = ${corpusId} AND status = ${status}` : sql`corpus_id = ${corpusId}`;
+  /** A page of the corpus's documents, only those in `status` and those whose parent is `parentDocumentId` when given. */
+  async list(corpusId: string, page: PageRequest, status?: DocumentStatus, parentDocumentId?: string): Promise<Page<DocumentRecord>> {
+    let where = sql`corpus_id = ${corpusId}`;
+    if (status) where = sql`${where} AND status = ${status}`;
+    if (parentDocumentId) where = sql`${where} AND parent_document_id = ${parentDocumentId}`;
     const result = await readSqlPage<DocumentRow>(this.store.db, { table: "documents", where }, page);
     return { data: result.data.map(toRecord), hasMore: result.hasMore };
+  }
+
+  /** The documents that came out of `documentId`, and theirs, down every level (parents before their children). */
+  async descendantsOf(documentId: string): Promise<DocumentRecord[]> {
+    const found: DocumentRecord[] = [];
+    const seen = new Set([documentId]);
+    for (let level = [documentId]; level.length > 0; ) {
+      const next: string[] = [];
+      for (let i = 0; i < level.length; i += ID_BATCH) {
+        const rows = await this.store.db.selectFrom("documents").selectAll().where("parent_document_id", "in", level.slice(i, i + ID_BATCH)).orderBy("created_at").orderBy("id").execute();
+        for (const row of rows) {
+          // A link that loops back is not followed twice (the service never makes one).
+          if (seen.has(row.id)) continue;
+          seen.add(row.id);
+          next.push(row.id);
+          found.push(toRecord(row));
+        }
+      }
+      level = next;
+    }
+    return found;
+  }
+
+  /** How many documents up the chain of parents a document is (0 for one uploaded on its own); stops counting at `limit`. */
+  async depthOf(document: DocumentRecord, limit: number): Promise<number> {
+    let depth = 0;
+    for (let parent = document.parentDocumentId ?? null; parent && depth < limit; depth++) {
+      const row = await this.store.db.selectFrom("documents").select("parent_document_id").where("id", "=", parent).executeTakeFirst();
+      parent = row?.parent_document_id ?? null;
+    }
+    return depth;
   }
 
   /** Every document of a corpus, oldest first (a corpus deletion moves their records to cold storage). */
@@ -190,6 +248,48 @@ export class DocumentStore {
         .executeTakeFirst();
       if (claimed) return toRecord(claimed);
     }
+  }
+
+  /**
+   * Takes the oldest queued documents for indexing, oldest first (the pipelined indexer
+   * parses ahead): up to `limit` of them, whose originals add up to at most `maxBytes` (the
+   * oldest is taken alone when it is larger). The claim is `claimNext`'s conditional update
+   * made for all of them at once: a document another claimer took meanwhile is left out.
+   * Empty only when nothing is queued.
+   */
+  async claimQueued(limit: number, now: number, maxBytes = Number.POSITIVE_INFINITY): Promise<DocumentRecord[]> {
+    if (limit < 1) return [];
+    for (;;) {
+      const next = await this.store.db.selectFrom("documents").select(["id", "bytes"]).where("status", "=", "queued").orderBy("created_at").orderBy("id").limit(limit).execute();
+      if (next.length === 0) return [];
+      const ids: string[] = [];
+      let bytes = 0;
+      for (const row of next) {
+        if (ids.length > 0 && bytes + row.bytes > maxBytes) break;
+        ids.push(row.id);
+        bytes += row.bytes;
+      }
+      const claimed = await this.claimMany(ids, null, now);
+      if (claimed.length > 0) return claimed;
+    }
+  }
+
+  /**
+   * Claims several documents at once, for `claimant` (a replica handed a batch of jobs) or
+   * for the lone server (null): the conditional update `queued` → `processing` of `claim`,
+   * in one statement. Returns those it got, in the order of `ids`.
+   */
+  async claimMany(ids: readonly string[], claimant: string | null, now: number): Promise<DocumentRecord[]> {
+    if (ids.length === 0) return [];
+    const claimed = await this.store.db
+      .updateTable("documents")
+      .set((eb) => ({ status: "processing", attempts: eb("attempts", "+", 1), updated_at: now, ...(claimant !== null ? { claimed_by: claimant } : {}) }))
+      .where("id", "in", [...ids])
+      .where("status", "=", "queued")
+      .returningAll()
+      .execute();
+    const order = new Map(ids.map((id, i) => [id, i]));
+    return claimed.map(toRecord).sort((a, b) => order.get(a.id)! - order.get(b.id)!);
   }
 
   /**

@@ -39,6 +39,8 @@ export interface CorporaTable {
   document_prompt: Generated<string>;
   rerank_model: string | null;
   search_defaults: string | null;
+  /** OCR languages, JSON array; null: the default (migration 20). */
+  ocr_languages: Generated<string | null>;
 }
 
 export interface CorpusKeysTable {
@@ -69,6 +71,20 @@ export interface DocumentsTable {
   indexed_at: number | null;
   /** The replica indexing it (migration 16). */
   claimed_by: Generated<string | null>;
+  /** The document it came out of, and how (an e-mail's attachment, a mailbox's message; migration 19). */
+  parent_document_id: Generated<string | null>;
+  relation: Generated<string | null>;
+  /** Which pages OCR read and how sure it was, JSON without text (migration 20). */
+  ocr_summary: Generated<string | null>;
+}
+
+/** An OCR'd page's words and boxes, sealed (migration 20). */
+export interface DocumentOcrPagesTable {
+  document_id: string;
+  page: number;
+  width: number;
+  height: number;
+  words: Buffer;
 }
 
 export interface ChunksTable {
@@ -268,6 +284,7 @@ export interface Tables {
   corpora: CorporaTable;
   corpus_keys: CorpusKeysTable;
   documents: DocumentsTable;
+  document_ocr_pages: DocumentOcrPagesTable;
   chunks: ChunksTable;
   sessions: SessionsTable;
   conversations: ConversationsTable;

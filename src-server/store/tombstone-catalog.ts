@@ -129,14 +129,22 @@ export class TombstoneCatalog {
     });
   }
 
-  /** As `commitCorpusDeletion`, for one document (of corpus `corpusId`) and its chunks. */
+  /**
+   * As `commitCorpusDeletion`, for one document (of corpus `corpusId`), the documents that
+   * came out of it (`copied.documentIds`: an e-mail's attachments) and their chunks. A child
+   * added since the copy (one being staged) makes it refuse, like a chunk that was not copied.
+   */
   commitDocumentDeletion(id: string, corpusId: string, copied: CopiedRows, counts: TombstoneCounts): Promise<boolean> {
     return this.store.transaction(async (tx) => {
       await this.store.lock(tx, [corpusRowsLock(corpusId)]);
-      if (!(await allCopied(tx, "chunks", "document_id", id, copied.chunkIds))) return false;
+      for (const documentId of copied.documentIds.size > 0 ? copied.documentIds : [id]) {
+        if (!(await allCopied(tx, "chunks", "document_id", documentId, copied.chunkIds))) return false;
+        if (!(await allCopied(tx, "documents", "parent_document_id", documentId, copied.documentIds))) return false;
+      }
+      // The documents that came out of it go by cascade.
       await tx.deleteFrom("documents").where("id", "=", id).execute();
       await markRetained(tx, id, counts);
-      await this.feed?.record(tx, { corpusId, documentId: id, change: "removed" });
+      for (const documentId of copied.documentIds.size > 0 ? copied.documentIds : [id]) await this.feed?.record(tx, { corpusId, documentId, change: "removed" });
       return true;
     });
   }
@@ -210,7 +218,7 @@ async function markRetained(db: Sql, id: string, counts: TombstoneCounts): Promi
 }
 
 /** Whether every id of `table` whose `column` is `value` is in `copied` (read in pages by id, in the transaction `tx`). */
-async function allCopied(tx: Sql, table: "documents" | "chunks", column: "corpus_id" | "document_id", value: string, copied: ReadonlySet<string>): Promise<boolean> {
+async function allCopied(tx: Sql, table: "documents" | "chunks", column: "corpus_id" | "document_id" | "parent_document_id", value: string, copied: ReadonlySet<string>): Promise<boolean> {
   let after = "";
   for (;;) {
     const rows = await tx

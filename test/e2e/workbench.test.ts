@@ -8,9 +8,11 @@
  * delay between an answer chunk reaching the page and its text on screen.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { chromium, type Browser, type Page } from "playwright-core";
@@ -20,6 +22,7 @@ import { startTestServer, type TestServer } from "../helpers/test-server.js";
 
 const RENDERER = path.join(REPO_ROOT, "dist", "renderer");
 const FIXTURES = path.join(REPO_ROOT, "test", "fixtures", "documents");
+const NOTICE = path.join(REPO_ROOT, "test", "fixtures", "ocr", "notis-air-klang.png");
 const SHOTS = path.join(REPO_ROOT, "test-results", "e2e");
 
 /** Records, in the page, when answer chunks arrive and when answer text changes on screen. */
@@ -204,6 +207,75 @@ describe("the workbench in Chromium", () => {
     assert.ok((await rendered.locator(".passage-hl").count()) > 0, "the passage is highlighted on the cited page");
     await shot("05-pdf-citation");
     await page.keyboard.press("Escape");
+  });
+
+  it("reads a scanned notice by OCR, shows it in the documents, and opens its citation with OCR's word boxes over the page image", { timeout: 400_000 }, async () => {
+    // The notice as a scan: an image-only PDF (img2pdf wraps the PNG without a text layer).
+    const dir = mkdtempSync(path.join(os.tmpdir(), "pustaka-e2e-scan-"));
+    const scan = path.join(dir, "notis-air-klang.pdf");
+    execFileSync("img2pdf", [NOTICE, "-o", scan]);
+    try {
+      // A corpus of its own, created with the OCR languages the dialog offers (English and Malay by default).
+      await page.getByRole("link", { name: "Corpora" }).click();
+      await page.getByRole("button", { name: "New corpus" }).first().click();
+      const languages = page.getByRole("group", { name: "Languages of scanned pages (OCR)" });
+      assert.equal(await languages.getByRole("checkbox", { name: /English/ }).isChecked({ timeout: 10_000 }), true);
+      assert.equal(await languages.getByRole("checkbox", { name: /Bahasa Melayu/ }).isChecked(), true);
+      await page.getByLabel("Name", { exact: true }).fill("Notis");
+      await shot("05a-create-corpus-ocr");
+      await page.getByRole("button", { name: "Create corpus" }).click();
+      await page.waitForURL(/#\/corpora\/corp_/);
+      const corpusId = /#\/corpora\/(corp_[A-Za-z0-9_-]+)/.exec(page.url())![1]!;
+      assert.deepEqual((await t.call("GET", `/v1/rag/corpora/${corpusId}`)).json.ocr_languages, ["eng", "msa"]);
+      assert.match((await page.locator(".dropzone").textContent()) ?? "", /Scans and images\s*PNG · JPG · TIFF — scanned PDFs too; read by OCR in English \+ Bahasa Melayu/);
+      // The notice, and a document about something else (a corpus of one passage gives the relevance gate nothing to compare).
+      await page.getByTestId("file-input").setInputFiles([scan, path.join(FIXTURES, "guide.md")]);
+      await page.locator(".upload-row", { hasText: "notis-air-klang.pdf" }).getByText("Indexed").waitFor({ timeout: 240_000 });
+      const table = page.locator("table.documents-table");
+      const chip = table.locator("tr", { hasText: "notis-air-klang.pdf" }).getByRole("button", { name: /notis-air-klang\.pdf was read by OCR: 1 page, mean confidence \d+%/ });
+      await chip.waitFor({ timeout: 30_000 });
+      assert.match((await chip.textContent()) ?? "", /^OCR · 1 page · \d+%/);
+      await chip.click();
+      const details = page.getByRole("dialog", { name: "OCR of notis-air-klang.pdf" });
+      assert.match((await details.getByRole("row").nth(1).textContent()) ?? "", /^1No text layer\d+%\d+/);
+      await shot("05b-ocr-document");
+      await page.keyboard.press("Escape");
+      await page.getByText("Ready", { exact: true }).first().waitFor({ timeout: 120_000 });
+
+      await page.getByRole("button", { name: "Ask this corpus" }).click();
+      await page.waitForURL(/#\/chat/);
+      // The 135M test model's answer may rest on the other document alone (its sources list then
+      // names only that one): the question is asked again, at most three times.
+      let source = null;
+      for (let attempt = 0; attempt < 3 && !source; attempt++) {
+        const before = await page.locator("article.msg-assistant").count();
+        await page.getByRole("textbox", { name: /Question|Message/ }).fill("Bilakah bekalan air di Klang akan terganggu?");
+        await page.keyboard.press("Enter");
+        await page.waitForFunction((n) => (globalThis as any).document.querySelectorAll("article.msg-assistant").length > n && !(globalThis as any).document.querySelector('article[aria-busy="true"]'), before, { timeout: 240_000 });
+        const chipOf = page.locator("article.msg-assistant").nth(before).locator(".source-chip", { hasText: "notis-air-klang.pdf" }).first();
+        if ((await chipOf.count()) > 0) source = chipOf;
+      }
+      assert.ok(source, "the scanned notice is among the sources of an answer");
+      await source.click();
+      const panel = page.getByRole("complementary");
+      assert.match((await panel.getByRole("note").textContent()) ?? "", /Text read by OCR from page 1 · confidence \d+%/);
+      const pageView = panel.getByRole("img", { name: "Page 1 (scanned, read by OCR)" });
+      await pageView.locator(".ocr-hl").first().waitFor({ timeout: 60_000 });
+      // The page and each box as the browser lays them out (no named helpers inside: the page runs this as is).
+      const [frame, ...boxes] = await pageView.evaluate((el: any) => [el, ...el.querySelectorAll(".ocr-hl")].map((e: any) => e.getBoundingClientRect().toJSON()));
+      assert.ok(boxes.length > 0, "the cited words are marked on the page image");
+      for (const b of boxes) {
+        assert.ok(b.width > 0 && b.height > 0, `a box has a size: ${JSON.stringify(b)}`);
+        assert.ok(b.left >= frame.left - 0.5 && b.right <= frame.right + 0.5 && b.top >= frame.top - 0.5 && b.bottom <= frame.bottom + 0.5, `a box lies on the page: ${JSON.stringify(b)} in ${JSON.stringify(frame)}`);
+      }
+      // The notice's text fills the top of the page; its lower half is blank, and no box is there.
+      assert.ok(boxes.every((b: any) => b.bottom < frame.top + frame.height * 0.6), "the boxes cover the notice's text, not its blank lower half");
+      assert.match((await panel.getByRole("region", { name: "The cited text, as OCR read it" }).textContent()) ?? "", /Bekalan air di Klang akan terganggu/);
+      await shot("05c-ocr-citation");
+      await page.keyboard.press("Escape");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("stops a generation when asked, and keeps the partial answer marked as stopped", { timeout: 120_000 }, async () => {

@@ -340,7 +340,8 @@ describe("OpenAI Files and Vector Stores on corpora (official openai client)", (
   });
 
   it("marks a file it cannot read failed, with last_error", async () => {
-    const png = await client.files.create({ file: await toFile(Buffer.from("89504e470d0a1a0a0000000d49484452", "hex"), "picture.txt"), purpose: "assistants" });
+    // An executable's header: no format Pustaka reads (a PNG would be read by OCR).
+    const png = await client.files.create({ file: await toFile(Buffer.from("7f454c4602010100000000000000000002003e00", "hex"), "program.txt"), purpose: "assistants" });
     const store = await client.vectorStores.create({ name: "Bad files" });
     const failed = await client.vectorStores.files.createAndPoll(store.id, { file_id: png.id }, poll);
     assert.equal(failed.status, "failed");

@@ -58,6 +58,7 @@ export function corporaRoutes({ corpora, documents, events, upload, costly, trai
       embeddingPrompts: body.embedding_prompts,
       rerankModel: body.rerank_model,
       searchDefaults: searchDefaultsOf(body.search_defaults),
+      ocrLanguages: body.ocr_languages,
       retentionDays: body.retention_days,
       metadata: body.metadata,
     });
@@ -71,9 +72,9 @@ export function corporaRoutes({ corpora, documents, events, upload, costly, trai
   router.get("/v1/rag/corpora/:corpusId", doc({ summary: "One corpus with its indexing status and counts", tag: "Corpora" }), read, async (req, res) => {
     res.json(corpusObject(await corpora.get(principalOf(res.locals), routeParam(req, "corpusId"))));
   });
-  router.patch("/v1/rag/corpora/:corpusId", doc({ summary: "Rename a corpus, change its retention, metadata, reranker or search settings", tag: "Corpora", body: PatchCorpusSchema }), write, async (req, res) => {
+  router.patch("/v1/rag/corpora/:corpusId", doc({ summary: "Rename a corpus, change its retention, metadata, reranker, search settings or OCR languages", tag: "Corpora", body: PatchCorpusSchema }), write, async (req, res) => {
     const body = jsonBody(req, PatchCorpusSchema);
-    res.json(corpusObject(await corpora.update(principalOf(res.locals), routeParam(req, "corpusId"), { name: body.name, retentionDays: body.retention_days, metadata: body.metadata, rerankModel: body.rerank_model, searchDefaults: searchDefaultsOf(body.search_defaults) })));
+    res.json(corpusObject(await corpora.update(principalOf(res.locals), routeParam(req, "corpusId"), { name: body.name, retentionDays: body.retention_days, metadata: body.metadata, rerankModel: body.rerank_model, searchDefaults: searchDefaultsOf(body.search_defaults), ocrLanguages: body.ocr_languages })));
   });
   router.delete("/v1/rag/corpora/:corpusId", doc({ summary: "Delete a corpus (irreversible; tombstones until its retention ends)", tag: "Corpora" }), trail("corpus.delete", { params: ["corpusId"] }), write, async (req, res) => {
     const deleted = await corpora.delete(principalOf(res.locals), routeParam(req, "corpusId"));
@@ -122,7 +123,7 @@ export function corporaRoutes({ corpora, documents, events, upload, costly, trai
   });
   router.get("/v1/rag/corpora/:corpusId/documents", doc({ summary: "List a corpus's documents", tag: "Corpora", query: DocumentListQuerySchema }), read, async (req, res) => {
     const query = parseWith(DocumentListQuerySchema, req.query, "query string");
-    const result = await documents.list(principalOf(res.locals), routeParam(req, "corpusId"), toPageRequest(query), query.status);
+    const result = await documents.list(principalOf(res.locals), routeParam(req, "corpusId"), toPageRequest(query), query.status, query.parent_document_id);
     res.json(listObject(result.data.map(documentObject), result.hasMore));
   });
   router.get("/v1/rag/corpora/:corpusId/documents/:documentId", doc({ summary: "One document with its status", tag: "Corpora" }), read, async (req, res) => {
@@ -162,12 +163,22 @@ export function corporaRoutes({ corpora, documents, events, upload, costly, trai
     };
     // The snapshot goes first; changes queue behind it, in order.
     let chain = snapshot();
+    // After the status events published together (a group of documents committed at once),
+    // one snapshot: taken after the first, it would already count the others as done.
+    let waiting = 0;
+    let changed = false;
     const unsubscribe = events.subscribe(corpus.id, (event) => {
+      waiting++;
       chain = chain.then(async () => {
+        waiting--;
         if (finished) return;
         await send(corpusEventObject(corpus.id, event));
-        if (event.type === "corpus.deleted") await finish("deleted");
-        else if (event.type === "document.status") await snapshot();
+        if (event.type === "corpus.deleted") return finish("deleted");
+        changed ||= event.type === "document.status";
+        if (changed && waiting === 0) {
+          changed = false;
+          await snapshot();
+        }
       });
     });
     await chain;

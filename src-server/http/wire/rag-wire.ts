@@ -8,6 +8,8 @@ import type { PassageInContext } from "../../rag/answer/source-service.js";
 import type { CorpusEvent } from "../../rag/corpus-events.js";
 import type { CorpusView } from "../../rag/corpus-service.js";
 import type { FileRejection } from "../../rag/document-service.js";
+import { parseSettingsOf } from "../../rag/ingest/parse-settings.js";
+import type { OcrStatusView } from "../../rag/ocr-status.js";
 import type { DocumentRecord } from "../../store/document-store.js";
 import type { HybridFusion } from "../../rag/retrieval/score-fusion.js";
 import type { SearchDefaults } from "../../domain/vocabulary.js";
@@ -40,6 +42,9 @@ const SearchDefaultsSchema = z
   .strict()
   .refine((d) => d.search === "hybrid" || d.fusion === undefined, { message: "fusion applies to hybrid search only", path: ["fusion"] });
 
+/** OCR languages: one to eight Tesseract codes (checked against the engine by the service). */
+const OcrLanguagesSchema = z.array(z.string().min(1).max(32)).min(1).max(8);
+
 export const CreateCorpusSchema = z
   .object({
     name: z.string().trim().min(1).max(200),
@@ -51,6 +56,8 @@ export const CreateCorpusSchema = z
     rerank_model: z.string().min(1).max(256).nullable().optional(),
     /** How its searches run when a request does not say (absent or null: the server's defaults). */
     search_defaults: SearchDefaultsSchema.nullable().optional(),
+    /** Languages its scans and images are read in by OCR (default eng + msa). */
+    ocr_languages: OcrLanguagesSchema.optional(),
     retention_days: z.number().int().min(0).max(3650).default(30),
     metadata: Metadata.default({}),
   })
@@ -65,15 +72,24 @@ export const PatchCorpusSchema = z
     rerank_model: z.string().min(1).max(256).nullable().optional(),
     /** Its search settings, or null for the server's defaults. */
     search_defaults: SearchDefaultsSchema.nullable().optional(),
+    /** OCR languages for documents indexed from now on. */
+    ocr_languages: OcrLanguagesSchema.optional(),
   })
   .strict()
-  .refine((p) => Object.keys(p).length > 0, "send at least one of name, retention_days, metadata, rerank_model, search_defaults");
+  .refine((p) => Object.keys(p).length > 0, "send at least one of name, retention_days, metadata, rerank_model, search_defaults, ocr_languages");
 
 /** The upload's `metadata` part: a JSON object applied to every file. */
 export const UploadMetadataSchema = z.record(z.string().min(1).max(64), z.union([z.string().max(1024), z.number(), z.boolean(), z.null()])).refine((m) => Object.keys(m).length <= 32, "at most 32 metadata keys");
 
-/** `GET …/documents`: the list's paging, and `status` to list only documents in one state (`?status=failed`). */
-export const DocumentListQuerySchema = ListQuerySchema.extend({ status: z.enum(["queued", "processing", "indexed", "failed"]).optional() }).strict();
+/**
+ * `GET …/documents`: the list's paging, `status` to list only documents in one state
+ * (`?status=failed`), `parent_document_id` to list the documents that came out of one (an
+ * e-mail's attachments, a mailbox's messages).
+ */
+export const DocumentListQuerySchema = ListQuerySchema.extend({
+  status: z.enum(["queued", "processing", "indexed", "failed"]).optional(),
+  parent_document_id: z.string().min(1).max(64).optional(),
+}).strict();
 
 /** `GET …/events`: `until=ready` ends the stream once nothing is queued or processing. */
 export const CorpusEventsQuerySchema = z.object({ until: z.literal("ready").optional() }).strict();
@@ -188,6 +204,7 @@ export const corpusObject = (c: CorpusView): Api.Corpus => ({
   embedding_prompts: { query: c.embeddingPrompts.query, document: c.embeddingPrompts.document },
   rerank_model: c.rerankModel,
   search_defaults: c.searchDefaults && searchDefaultsObject(c.searchDefaults),
+  ocr_languages: parseSettingsOf(c).ocrLanguages,
   status: c.status,
   document_counts: c.counts,
   chunk_count: c.chunkCount,
@@ -195,6 +212,17 @@ export const corpusObject = (c: CorpusView): Api.Corpus => ({
   metadata: c.metadata,
   created_at: c.createdAt,
   updated_at: c.updatedAt,
+});
+
+export const ocrStatusObject = (s: OcrStatusView): Api.OcrStatus => ({
+  object: "rag.ocr",
+  available: s.available,
+  engine: s.engine,
+  version: s.version,
+  languages: s.languages,
+  default_languages: s.defaultLanguages,
+  reason: s.reason,
+  language_data: s.languageData.map((l) => ({ language: l.language, name: l.name, state: l.state, received: l.received, bytes: l.bytes })),
 });
 
 export const documentObject = (d: DocumentRecord): Api.RagDocument => ({
@@ -212,7 +240,12 @@ export const documentObject = (d: DocumentRecord): Api.RagDocument => ({
   metadata: d.metadata,
   created_at: d.createdAt,
   indexed_at: d.indexedAt,
+  parent_document_id: d.parentDocumentId ?? null,
+  relation: d.parentDocumentId ? (d.relation ?? null) : null,
+  ocr: d.ocr ? { engine: d.ocr.engine, languages: d.ocr.languages, pages: d.ocr.pages.map((p) => ({ ...p, reason: p.reason as OcrReason })) } : null,
 });
+
+type OcrReason = Api.DocumentOcr["pages"][number]["reason"];
 
 export const uploadObject = (corpusId: string, documents: DocumentRecord[], rejected: FileRejection[]): Api.UploadResult => ({
   object: "rag.upload",

@@ -23,7 +23,6 @@ const ZIP_MIMETYPES: Record<string, DocumentFormat> = {
 };
 /** Compound-file (OLE2) formats: which one is told by the extension, and the parser checks. */
 const OLE_FORMATS = new Set<DocumentFormat>(["msg", "doc", "xls", "ppt"]);
-const DOCX_MAIN_PART = "word/document.xml";
 const OLE_SIGNATURE = [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1];
 const IMAGE_SIGNATURES: [(number | null)[], DocumentFormat][] = [
   [[0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], "png"],

@@ -56,6 +56,8 @@ export interface ParseOptions {
 export const DEFAULT_PARSE_TIMEOUT_MS = 60_000;
 export const DEFAULT_PARSE_MEMORY_MB = 192;
 export const DEFAULT_MAX_TEXT_CHARS = 20_000_000;
+/** After a parse reports progress (a page read by OCR), the most it may take to report again: a page's OCR limit and its rendering. */
+export const PAGE_PROGRESS_TIMEOUT_MS = 150_000;
 
 /** The worker's dispatch module, beside this one: `.ts` under tsx (tests, dev), `.js` once compiled. */
 export function defaultParserModule(): string {
@@ -277,7 +279,13 @@ export class ParserPool {
     const onMessage = (message: WorkerMessage): void => {
       if (done) return;
       if ("fatal" in message) return fail(new Error(`The document parsers could not be loaded: ${message.fatal}`));
-      if ("progress" in message) return options.onProgress?.(message.progress.done, message.progress.total);
+      if ("progress" in message) {
+        // A long scan reports each page read: the deadline then runs from the last page, so a
+        // document of many pages is bounded per page (and by the pages OCR takes), not in all.
+        clearTimeout(timer);
+        timer = setTimeout(timedOut, Math.max(timeoutMs, PAGE_PROGRESS_TIMEOUT_MS));
+        return options.onProgress?.(message.progress.done, message.progress.total);
+      }
       cleanup();
       worker.busy = false;
       const { reply } = message;
@@ -307,7 +315,8 @@ export class ParserPool {
       fail(new ParseError("document_too_complex", message));
     };
     const onExit = (code: number): void => fail(new ParseError("document_too_complex", `The parser stopped unexpectedly (exit code ${code}).`));
-    const timer = setTimeout(() => fail(new ParseError("parse_timeout", `Parsing took longer than ${formatSeconds(timeoutMs)} and was stopped.`)), timeoutMs);
+    const timedOut = () => fail(new ParseError("parse_timeout", `Parsing took longer than ${formatSeconds(timeoutMs)} and was stopped.`));
+    let timer = setTimeout(timedOut, timeoutMs);
     options.signal?.addEventListener("abort", onAbort, { once: true });
     thread.on("message", onMessage);
     thread.on("error", onError);

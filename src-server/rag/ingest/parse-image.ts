@@ -7,6 +7,7 @@
  */
 import sharp, { type Metadata } from "sharp";
 import { DocumentBuilder } from "./document-builder.js";
+import type { PageImage } from "./ocr/deskew.js";
 import { OCR_DPI, OCR_LIMITS, ocrEngineName, ocrUnavailable, recognisePage, type RecognisedPage } from "./ocr/ocr-pages.js";
 import { DEFAULT_PARSE_SETTINGS, ParseError, type DocumentFormat, type ParseContext, type ParsedDocument } from "./types.js";
 
@@ -45,10 +46,11 @@ export async function parseImage(bytes: Uint8Array, context?: ParseContext, form
   const warnings: string[] = [];
   context?.progress(0, pages);
   for (let page = 0; page < pages; page++) {
-    let image: Buffer;
+    let image: PageImage;
     try {
       // Each frame's own size is checked again as it is decoded (a TIFF's frames may differ).
-      image = await sharp(input, { page, limitInputPixels: OCR_LIMITS.maxPagePixels }).rotate().greyscale().png({ compressionLevel: 1 }).toBuffer();
+      const { data, info } = await sharp(input, { page, limitInputPixels: OCR_LIMITS.maxPagePixels }).rotate().greyscale().raw().toBuffer({ resolveWithObject: true });
+      image = { pixels: data, width: info.width, height: info.height, channels: info.channels as 1 | 3 | 4 };
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       if (/pixel limit/i.test(message)) throw new ParseError("image_too_large", `Page ${page + 1} of the image is above ${Math.round(OCR_LIMITS.maxPagePixels / 1e6)} million pixels and is not read.`);

@@ -17,6 +17,7 @@ import { getDocument, type PDFDocumentProxy, type PDFPageProxy } from "pdfjs-dis
 import { DocumentBuilder } from "./document-builder.js";
 import { inspectPdfStreams } from "./inspect-pdf-streams.js";
 import { OCR_DPI, OCR_LIMITS, ocrEngineName, ocrUnavailable, recognisePage, type RecognisedPage } from "./ocr/ocr-pages.js";
+import type { PageImage } from "./ocr/deskew.js";
 import { judgeTextLayer } from "./ocr/text-layer.js";
 import { HEADING_RATIO, linesToBlocks, runsToLines, type PdfLine, type TextRun } from "./pdf-layout.js";
 import { DEFAULT_PARSE_SETTINGS, ParseError, type OcrPage, type OcrReport, type ParseContext, type ParsedDocument } from "./types.js";
@@ -150,8 +151,8 @@ async function ocrPages(bytes: Uint8Array, scans: ScanPage[], settings: ParseCon
   return out;
 }
 
-/** The page as a PNG at 300 DPI, scaled down to stay within the OCR page limits. */
-async function renderPage(page: PDFPageProxy): Promise<Buffer> {
+/** The page's pixels at 300 DPI (RGBA), scaled down to stay within the OCR page limits. */
+async function renderPage(page: PDFPageProxy): Promise<PageImage> {
   const unit = page.getViewport({ scale: 1 });
   const pixelsAtOne = unit.width * unit.height;
   const scale = Math.min(OCR_DPI / 72, Math.sqrt(OCR_LIMITS.maxPagePixels / Math.max(1, pixelsAtOne)), MAX_RENDER_SIDE / Math.max(1, unit.width, unit.height));
@@ -164,7 +165,8 @@ async function renderPage(page: PDFPageProxy): Promise<Buffer> {
   // pdf.js's types name the DOM's canvas; @napi-rs/canvas is the one it uses in Node.
   const parameters = { canvasContext: context, canvas, viewport };
   await page.render(parameters).promise;
-  return canvas.encode("png");
+  const pixels = context.getImageData(0, 0, canvas.width, canvas.height).data;
+  return { pixels: Buffer.from(pixels.buffer, pixels.byteOffset, pixels.byteLength), width: canvas.width, height: canvas.height, channels: 4 };
 }
 
 function build(pages: PdfLine[][], unreadable: number[], title: string | null, read: Map<number, RecognisedPage>, warnings: string[], ocrBy: { engine: string; languages: string[] }): ParsedDocument {

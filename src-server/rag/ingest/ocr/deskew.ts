@@ -10,7 +10,7 @@
  * page is then turned back by sharp (libvips), and word boxes found on the straightened page
  * are turned back onto the original with `unrotateBox`, so highlights fall on the image shown.
  */
-import sharp from "sharp";
+import sharp, { type Sharp } from "sharp";
 
 /** Skew searched, in degrees either way, and the steps of the search. */
 const MAX_SKEW = 6;
@@ -21,8 +21,11 @@ const MIN_CORRECTION = 0.3;
 /** Width of the reduced copy the angle is measured on. */
 const PROBE_WIDTH = 1000;
 
+/** A page image: encoded (PNG, JPEG, TIFF…), or raw pixels (what a canvas gives). */
+export type PageImage = Buffer | { pixels: Buffer; width: number; height: number; channels: 1 | 3 | 4 };
+
 export interface Straightened {
-  /** The page to read (PNG): the original when no correction was needed. */
+  /** The page to read, in grey, as a binary PGM (a header and the pixels: nothing to encode or decode). */
   image: Buffer;
   /** Degrees the page was turned (clockwise positive, as sharp turns); 0 when it was not. */
   angle: number;
@@ -31,18 +34,31 @@ export interface Straightened {
   straightened: { width: number; height: number };
 }
 
-/** Measures the page's skew and turns it straight when it is askew enough to matter. */
-export async function straighten(image: Buffer): Promise<Straightened> {
-  const meta = await sharp(image).metadata();
-  const original = { width: meta.width ?? 0, height: meta.height ?? 0 };
-  const probeWidth = Math.min(PROBE_WIDTH, original.width);
-  const { data, info } = await sharp(image).greyscale().resize({ width: probeWidth }).raw().toBuffer({ resolveWithObject: true });
-  const skew = estimateSkew(data, info.width, info.height);
-  if (Math.abs(skew) < MIN_CORRECTION) return { image, angle: 0, original, straightened: original };
-  // Text rising to the right (negative skew in image coordinates) is turned clockwise.
-  const angle = -skew;
-  const { data: turned, info: turnedInfo } = await sharp(image).rotate(angle, { background: "#ffffff" }).png({ compressionLevel: 1 }).toBuffer({ resolveWithObject: true });
-  return { image: turned, angle, original, straightened: { width: turnedInfo.width, height: turnedInfo.height } };
+function open(image: PageImage): Sharp {
+  return Buffer.isBuffer(image) ? sharp(image) : sharp(image.pixels, { raw: { width: image.width, height: image.height, channels: image.channels } });
+}
+
+/**
+ * Measures the page's skew and turns it straight when it is askew enough to matter. The page
+ * goes to OCR as grey pixels in a PGM: encoding a 300-DPI page as PNG took longer than
+ * rendering it, and the engine would only decode it again.
+ */
+export async function straighten(image: PageImage): Promise<Straightened> {
+  const probe = await open(image).greyscale().resize({ width: PROBE_WIDTH, withoutEnlargement: true }).raw().toBuffer({ resolveWithObject: true });
+  const skew = estimateSkew(probe.data, probe.info.width, probe.info.height);
+  const angle = Math.abs(skew) < MIN_CORRECTION ? 0 : -skew; // text falling to the right is turned back anticlockwise
+  const grey = open(image).greyscale();
+  const original = Buffer.isBuffer(image) ? await sharp(image).metadata().then((m) => ({ width: m.width ?? 0, height: m.height ?? 0 })) : { width: image.width, height: image.height };
+  const { data, info } = await (angle === 0 ? grey : grey.rotate(angle, { background: "#ffffff" })).raw().toBuffer({ resolveWithObject: true });
+  const pgm = Buffer.concat([Buffer.from(`P5\n${info.width} ${info.height}\n255\n`, "latin1"), info.channels === 1 ? data : firstChannel(data, info.channels)]);
+  return { image: pgm, angle, original, straightened: { width: info.width, height: info.height } };
+}
+
+/** The first channel of interleaved pixels (grey output that kept an alpha channel). */
+function firstChannel(data: Buffer, channels: number): Buffer {
+  const out = Buffer.alloc(data.length / channels);
+  for (let i = 0; i < out.length; i++) out[i] = data[i * channels]!;
+  return out;
 }
 
 /**

@@ -4,7 +4,7 @@
  * and Tesseract's failures turned into the document's `ParseError`s.
  */
 import { ParseError, type OcrPage, type ParseSettings } from "../types.js";
-import { straighten, unrotateBox } from "./deskew.js";
+import { straighten, unrotateBox, type PageImage } from "./deskew.js";
 import { ocrBlocks, type OcrBlock } from "./ocr-blocks.js";
 import { chooseOcrEngine, type OcrEngine } from "./ocr-engine.js";
 import { OcrError } from "./tesseract.js";
@@ -74,7 +74,7 @@ export async function ocrUnavailable(settings: ParseSettings): Promise<string | 
  * @throws ParseError `ocr_unavailable` (engine or language missing), `parse_timeout` (the page
  *   took longer than the limit), `corrupt_document` (the engine could not read the image).
  */
-export async function recognisePage(image: Buffer, page: number, reason: OcrPage["reason"], settings: ParseSettings, dpi = OCR_DPI): Promise<RecognisedPage> {
+export async function recognisePage(image: PageImage, page: number, reason: OcrPage["reason"], settings: ParseSettings, dpi = OCR_DPI): Promise<RecognisedPage> {
   let read;
   let straight;
   try {
