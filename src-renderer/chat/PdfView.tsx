@@ -1,16 +1,21 @@
 /**
  * The cited pages of a PDF, rendered by pdf.js (its worker is a separate bundled file),
- * with the passage highlighted in the text layer and scrolled into view. Loaded lazily.
+ * with the passage highlighted in the text layer and scrolled into view; on pages OCR read
+ * (scans: no text layer, or one of garbage) the passage is highlighted with OCR's word
+ * boxes over the page image instead. Loaded lazily.
  */
-import { useQuery } from "@tanstack/react-query";
+import { useQueries, useQuery } from "@tanstack/react-query";
 import * as pdfjs from "pdfjs-dist";
 import workerUrl from "pdfjs-dist/build/pdf.worker.min.mjs?url";
 import { useEffect, useRef, useState } from "react";
+import { createPortal } from "react-dom";
 import { useApi } from "../api/api-context.js";
-import { getDocumentContent } from "../api/corpora-api.js";
+import { getDocumentContent, getOcrPage } from "../api/corpora-api.js";
 import { useI18n } from "../i18n/i18n.js";
 import { ErrorNotice } from "../ui/ErrorNotice.js";
 import { Skeleton } from "../ui/Skeleton.js";
+import { highlightOcrPages } from "./ocr-highlight.js";
+import { OcrOverlay } from "./OcrOverlay.js";
 import { findPassageSpans } from "./pdf-highlight.js";
 import "./pdf-view.css";
 
@@ -33,20 +38,42 @@ export interface PdfViewProps {
   support?: string | null;
   /** Called when the file cannot be shown, so the caller can show the text instead. */
   onUnavailable?: (error: unknown) => void;
+  /** Pages OCR read (the document's `ocr.pages`): their text layer is not trusted; OCR's words are highlighted. */
+  ocrPages?: readonly number[];
 }
 
-export default function PdfView({ corpusId, documentId, pageStart, pageEnd, passage, focusPage = null, support = null }: PdfViewProps) {
+interface RenderState {
+  status: "rendering" | "done" | "failed";
+  /** Whether the passage was found in a text layer. */
+  found: boolean;
+  error?: unknown;
+  /** The page elements drawn, by page number (OCR highlights are drawn into them). */
+  pages: { n: number; el: HTMLElement }[];
+}
+
+export default function PdfView({ corpusId, documentId, pageStart, pageEnd, passage, focusPage = null, support = null, ocrPages = [] }: PdfViewProps) {
   const { t } = useI18n();
   const client = useApi();
   const host = useRef<HTMLDivElement>(null);
-  const [state, setState] = useState<{ status: "rendering" | "done" | "failed"; found: boolean; error?: unknown }>({ status: "rendering", found: false });
+  const [state, setState] = useState<RenderState>({ status: "rendering", found: false, pages: [] });
   const content = useQuery({ queryKey: ["document-content", corpusId, documentId], queryFn: ({ signal }) => getDocumentContent(client, corpusId, documentId, signal), staleTime: Infinity, retry: false });
+  // A stable key for the effect (the array may be a new one on every render).
+  const ocrKey = ocrPages.join(",");
+  const ocrDrawn = state.pages.filter((p) => ocrPages.includes(p.n));
+  const ocr = useQueries({
+    queries: ocrDrawn.map((p) => ({ queryKey: ["ocr-page", corpusId, documentId, p.n], queryFn: ({ signal }: { signal: AbortSignal }) => getOcrPage(client, corpusId, documentId, p.n, signal), staleTime: Infinity, retry: false })),
+  });
+  const ocrRead = ocr.flatMap((q) => (q.data ? [q.data] : []));
+  const ocrSettled = ocr.every((q) => !q.isPending);
+  const highlights = ocrRead.length > 0 ? highlightOcrPages(ocrRead, passage, support) : [];
+  const ocrFound = highlights.some((h) => h.passage.length + h.support.length > 0);
 
   useEffect(() => {
     const container = host.current;
     if (!content.data || !container) return;
     let cancelled = false;
     const task = pdfjs.getDocument({ data: new Uint8Array(content.data.slice(0)), isEvalSupported: false, enableXfa: false });
+    const ocrSet = new Set(ocrKey ? ocrKey.split(",").map(Number) : []);
     const render = async () => {
       const pdf = await task.promise;
       // The pages of the passage, at most MAX_PAGES of them, always including the supporting page.
@@ -56,6 +83,7 @@ export default function PdfView({ corpusId, documentId, pageStart, pageEnd, pass
       let focusDiv: HTMLElement | null = null;
       const width = container.clientWidth || 400;
       const spans: HTMLElement[] = [];
+      const drawn: RenderState["pages"] = [];
       container.replaceChildren();
       for (let n = first; n <= last && !cancelled; n++) {
         const page = await pdf.getPage(n);
@@ -69,7 +97,7 @@ export default function PdfView({ corpusId, documentId, pageStart, pageEnd, pass
         pageDiv.style.setProperty("--total-scale-factor", String(scale));
         pageDiv.style.width = `${viewport.width}px`;
         pageDiv.style.height = `${viewport.height}px`;
-        pageDiv.setAttribute("aria-label", t("source.pageN", { n }));
+        pageDiv.setAttribute("aria-label", t(ocrSet.has(n) ? "source.pageNOcr" : "source.pageN", { n }));
         pageDiv.setAttribute("role", "img");
         const canvas = document.createElement("canvas");
         const ratio = window.devicePixelRatio || 1;
@@ -81,7 +109,10 @@ export default function PdfView({ corpusId, documentId, pageStart, pageEnd, pass
         textDiv.className = "textLayer";
         pageDiv.append(canvas, textDiv);
         container.append(pageDiv);
+        drawn.push({ n, el: pageDiv });
         await page.render({ canvas, viewport, transform: ratio !== 1 ? [ratio, 0, 0, ratio, 0, 0] : undefined }).promise;
+        // A page OCR read has no text layer worth matching (none, or garbage): OCR's words are highlighted instead.
+        if (ocrSet.has(n)) continue;
         const layer = new pdfjs.TextLayer({ textContentSource: page.streamTextContent(), container: textDiv, viewport });
         await layer.render();
         spans.push(...(layer.textDivs));
@@ -97,25 +128,30 @@ export default function PdfView({ corpusId, documentId, pageStart, pageEnd, pass
       // In view: the supporting sentence, else the passage, else the supporting page.
       const target = spans[strong[0] ?? hits[0] ?? -1] ?? focusDiv;
       target?.scrollIntoView({ block: "center" });
-      setState({ status: "done", found: hits.length > 0 });
+      setState({ status: "done", found: hits.length > 0, pages: drawn });
       await pdf.destroy();
     };
     render().catch((error: unknown) => {
-      if (!cancelled) setState({ status: "failed", found: false, error });
+      if (!cancelled) setState({ status: "failed", found: false, error, pages: [] });
     });
     return () => {
       cancelled = true;
       void task.destroy();
     };
-  }, [content.data, pageStart, pageEnd, passage, focusPage, support, t]);
+  }, [content.data, pageStart, pageEnd, passage, focusPage, support, t, ocrKey]);
 
   if (content.isError) return <ErrorNotice error={content.error} compact />;
   return (
     <div className="pdf-view">
       {(content.isPending || state.status === "rendering") && <Skeleton rows={8} height={16} />}
       {state.status === "failed" && <ErrorNotice error={state.error} compact />}
-      {state.status === "done" && !state.found && <p className="field-hint">{t("source.notLocated")}</p>}
+      {state.status === "done" && !state.found && ocrSettled && !ocrFound && <p className="field-hint">{t("source.notLocated")}</p>}
+      {ocr.some((q) => q.isError) && <p className="field-hint">{t("source.ocrWordsUnavailable")}</p>}
       <div ref={host} className="pdf-pages" />
+      {highlights.map((h) => {
+        const el = state.pages.find((p) => p.n === h.page)?.el;
+        return el && h.passage.length + h.support.length > 0 ? createPortal(<OcrOverlay highlight={h} />, el, `ocr-${h.page}`) : null;
+      })}
     </div>
   );
 }

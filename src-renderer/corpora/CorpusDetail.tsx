@@ -1,6 +1,6 @@
 /** One corpus: facts, upload, live indexing, documents, deletion. */
 import { useQuery } from "@tanstack/react-query";
-import { ArrowLeft, MessageSquare, SlidersHorizontal, Trash2 } from "lucide-react";
+import { ArrowLeft, MessageSquare, ScanText, SlidersHorizontal, Trash2 } from "lucide-react";
 import { useState } from "react";
 import { ApiError } from "../api/api-error.js";
 import { useApi } from "../api/api-context.js";
@@ -14,6 +14,8 @@ import { StatusBadge } from "../ui/StatusBadge.js";
 import { corpusLabel, corpusTone } from "./corpus-status.js";
 import { DeleteCorpusDialog } from "./DeleteCorpusDialog.js";
 import { DocumentsTable } from "./DocumentsTable.js";
+import { languageList } from "./ocr-languages.js";
+import { OcrSettingsDialog } from "./OcrSettingsDialog.js";
 import { SearchSettingsDialog, searchSummary } from "./SearchSettingsDialog.js";
 import { UploadList } from "./UploadList.js";
 import { UploadZone } from "./UploadZone.js";
@@ -25,10 +27,11 @@ import { FileQuestion } from "lucide-react";
 export const ASK_CORPUS_KEY = "pustaka.chat.corpus";
 
 export function CorpusDetail({ corpusId }: { corpusId: string }) {
-  const { t, number, dateTime } = useI18n();
+  const { t, number, dateTime, locale } = useI18n();
   const client = useApi();
   const [deleting, setDeleting] = useState(false);
   const [tuning, setTuning] = useState(false);
+  const [ocrOpen, setOcrOpen] = useState(false);
   // "failed": only the documents that could not be indexed (the header's count opens it).
   const [show, setShow] = useState<"all" | "failed">("all");
   const uploads = useUploads(corpusId);
@@ -72,7 +75,7 @@ export function CorpusDetail({ corpusId }: { corpusId: string }) {
         <ArrowLeft aria-hidden="true" size={14} /> {t("corpus.back")}
       </a>
       <header className="page-head">
-        <div style={{ flex: 1, minWidth: 0 }}>
+        <div className="corpus-title">
           <h1 className="row">
             <span className="truncate">{c.name}</span> <StatusBadge tone={corpusTone[c.status]}>{t(corpusLabel[c.status])}</StatusBadge>
             {failed > 0 && (
@@ -81,22 +84,28 @@ export function CorpusDetail({ corpusId }: { corpusId: string }) {
               </button>
             )}
           </h1>
-          <p className="page-sub">
-            {t("corpus.facts", { docs: number(c.document_counts.total), indexed: number(c.document_counts.indexed), chunks: number(c.chunk_count) })} · {t(`chunking.${c.chunking}`)} ·{" "}
-            <span className="mono">{c.embedding_model}</span> ({c.dimensions}d) · {t("corpus.retentionShort", { days: c.retention_days })} · {t("corpus.search", { summary: searchSummary(t, c.search_defaults) })} · {t("corpus.created", { when: dateTime(c.created_at) })}
-          </p>
         </div>
-        <button type="button" className="btn" onClick={ask} disabled={c.status !== "ready"} title={c.status !== "ready" ? t("err.corpus_not_ready") : undefined}>
-          <MessageSquare aria-hidden="true" size={16} /> {t("corpus.ask")}
-        </button>
-        <button type="button" className="btn" onClick={() => setTuning(true)}>
-          <SlidersHorizontal aria-hidden="true" size={16} /> {t("corpus.searchSettings")}
-        </button>
-        <button type="button" className="btn" onClick={() => setDeleting(true)}>
-          <Trash2 aria-hidden="true" size={16} /> {t("corpus.delete")}
-        </button>
+        <p className="page-sub corpus-facts">
+          {t("corpus.facts", { docs: number(c.document_counts.total), indexed: number(c.document_counts.indexed), chunks: number(c.chunk_count) })} · {t(`chunking.${c.chunking}`)} ·{" "}
+          <span className="mono">{c.embedding_model}</span> ({c.dimensions}d) · {t("corpus.retentionShort", { days: c.retention_days })} · {t("corpus.search", { summary: searchSummary(t, c.search_defaults) })}
+          {c.ocr_languages?.length > 0 && <> · {t("corpus.ocr", { languages: languageList(c.ocr_languages, locale) })}</>} · {t("corpus.created", { when: dateTime(c.created_at) })}
+        </p>
+        <div className="corpus-actions">
+          <button type="button" className="btn" onClick={ask} disabled={c.status !== "ready"} title={c.status !== "ready" ? t("err.corpus_not_ready") : undefined}>
+            <MessageSquare aria-hidden="true" size={16} /> {t("corpus.ask")}
+          </button>
+          <button type="button" className="btn" onClick={() => setTuning(true)}>
+            <SlidersHorizontal aria-hidden="true" size={16} /> {t("corpus.searchSettings")}
+          </button>
+          <button type="button" className="btn" onClick={() => setOcrOpen(true)}>
+            <ScanText aria-hidden="true" size={16} /> {t("corpus.ocrSettings")}
+          </button>
+          <button type="button" className="btn" onClick={() => setDeleting(true)}>
+            <Trash2 aria-hidden="true" size={16} /> {t("corpus.delete")}
+          </button>
+        </div>
       </header>
-      <UploadZone onFiles={uploads.upload} />
+      <UploadZone onFiles={uploads.upload} ocrLanguages={c.ocr_languages} />
       <UploadList state={uploads.state} onClear={uploads.clearFinished} />
       <section className="section" aria-labelledby="docs-title">
         <div className="section-head">
@@ -118,10 +127,11 @@ export function CorpusDetail({ corpusId }: { corpusId: string }) {
         {documents.isPending && <Skeleton rows={4} height={32} />}
         {documents.isError && <ErrorNotice error={documents.error} onRetry={() => void documents.refetch()} />}
         {documents.data && show === "failed" && documents.data.length === 0 && <p className="muted">{t("documents.noneFailed")}</p>}
-        {documents.data && <DocumentsTable corpusId={corpusId} documents={documents.data} live={uploads.state.docs} />}
+        {documents.data && !(show === "failed" && documents.data.length === 0) && <DocumentsTable corpusId={corpusId} documents={documents.data} live={uploads.state.docs} flat={show === "failed"} />}
       </section>
       <DeleteCorpusDialog corpus={c} open={deleting} onOpenChange={setDeleting} />
       {tuning && <SearchSettingsDialog corpus={c} open={tuning} onOpenChange={setTuning} />}
+      {ocrOpen && <OcrSettingsDialog corpus={c} open={ocrOpen} onOpenChange={setOcrOpen} />}
     </div>
   );
 }

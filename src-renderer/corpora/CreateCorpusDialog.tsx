@@ -1,4 +1,4 @@
-/** Creates a corpus: name, chunking (explained), embedding model, retention (explained). */
+/** Creates a corpus: name, chunking (explained), embedding model, OCR languages, retention (explained). */
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useId, useState, type FormEvent } from "react";
 import { useApi } from "../api/api-context.js";
@@ -9,6 +9,7 @@ import { modelsOfType, useModels } from "../models/use-models.js";
 import { routeHref } from "../lib/route.js";
 import { ErrorNotice } from "../ui/ErrorNotice.js";
 import { Modal } from "../ui/Modal.js";
+import { initialLanguages, OcrLanguagesField, useOcrStatus } from "./OcrLanguagesField.js";
 
 const CHUNKING: ChunkingStrategy[] = ["semantic", "fixed", "paragraph"];
 
@@ -23,14 +24,19 @@ export function CreateCorpusDialog({ open, onOpenChange }: { open: boolean; onOp
   const [chunking, setChunking] = useState<ChunkingStrategy>("semantic");
   const [model, setModel] = useState("");
   const [retention, setRetention] = useState(30);
+  const [ocr, setOcr] = useState<string[] | null>(null);
+  const ocrStatus = useOcrStatus();
   const chosenModel = model || embedding[0]?.id || "";
+  // Languages are sent only when the server can read scans; otherwise it keeps its defaults.
+  const ocrLanguages = ocrStatus.data?.available ? (ocr ?? initialLanguages(ocrStatus.data, null)) : undefined;
 
   const create = useMutation({
-    mutationFn: () => createCorpus(client, { name: name.trim(), chunking, embedding_model: chosenModel || undefined, retention_days: retention }),
+    mutationFn: () => createCorpus(client, { name: name.trim(), chunking, embedding_model: chosenModel || undefined, retention_days: retention, ocr_languages: ocrLanguages }),
     onSuccess: (corpus) => {
       void queryClient.invalidateQueries({ queryKey: ["corpora"] });
       onOpenChange(false);
       setName("");
+      setOcr(null);
       window.location.hash = routeHref({ page: "corpora", corpusId: corpus.id });
     },
   });
@@ -77,6 +83,7 @@ export function CreateCorpusDialog({ open, onOpenChange }: { open: boolean; onOp
           )}
           <p className="field-hint">{t("createCorpus.embeddingHint")}</p>
         </div>
+        <OcrLanguagesField value={ocr} onChange={setOcr} />
         <div className="field">
           <label className="field-label" htmlFor={`${id}-retention`}>
             {t("createCorpus.retention")}

@@ -4,11 +4,11 @@ import { describeCode } from "../i18n/describe-error.js";
 import { formatBytes, fraction } from "../lib/format.js";
 import { ProgressBar } from "../ui/ProgressBar.js";
 import { StatusBadge } from "../ui/StatusBadge.js";
-import { phaseLabel, phaseTone } from "./corpus-status.js";
+import { phaseText, phaseTone } from "./corpus-status.js";
 import { rowView, uploadSummary, type UploadState } from "./upload-reducer.js";
 
 export function UploadList({ state, onClear }: { state: UploadState; onClear: () => void }) {
-  const { t } = useI18n();
+  const { t, number } = useI18n();
   const summary = uploadSummary(state);
   if (state.rows.length === 0) return null;
   return (
@@ -30,6 +30,7 @@ export function UploadList({ state, onClear }: { state: UploadState; onClear: ()
           const view = rowView(state, row);
           const error = view.error ? describeCode(t, view.error.code, view.error.message) : null;
           const active = !["indexed", "failed", "rejected"].includes(view.phase);
+          const label = phaseText(t, view, number);
           return (
             <li key={row.key} className="upload-row">
               <span className="upload-name" title={row.filename}>
@@ -37,8 +38,8 @@ export function UploadList({ state, onClear }: { state: UploadState; onClear: ()
               </span>
               <span className="upload-size">{formatBytes(row.bytes)}</span>
               <span className="upload-state">
-                <StatusBadge tone={phaseTone[view.phase]}>{t(phaseLabel[view.phase])}</StatusBadge>
-                {active && <ProgressBar value={view.progress ? fraction(view.progress.done, view.progress.total) : null} label={t("upload.progressOf", { name: row.filename })} />}
+                <StatusBadge tone={phaseTone[view.phase]}>{label}</StatusBadge>
+                {active && <ProgressBar value={view.progress ? fraction(view.progress.done, view.progress.total) : null} label={t("upload.progressOf", { name: row.filename })} valueText={view.ocr ? label : undefined} />}
               </span>
               {error && (
                 <span className="upload-error">

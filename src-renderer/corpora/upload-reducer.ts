@@ -12,6 +12,8 @@ export interface DocState {
   phase: Phase;
   progress: { done: number; total: number } | null;
   error: ErrorDetail | null;
+  /** While parsing: the progress counts pages read by OCR (of the pages that need it). */
+  ocr?: boolean;
 }
 
 export interface UploadRow {
@@ -90,7 +92,10 @@ function applyEvent(state: UploadState, event: CorpusEvent): UploadState {
   if (event.object === "rag.document.progress") {
     const previous = state.docs[event.document_id];
     if (previous && FINISHED.includes(previous.phase)) return state;
-    const doc: DocState = { phase: event.stage, progress: { done: event.done, total: event.total }, error: null };
+    // The indexer opens parsing with "0 of 1"; parsing progress after that is the parser's,
+    // which reports only pages read by OCR (a text PDF reports none).
+    const ocr = event.stage === "parsing" && (previous?.ocr === true || (previous?.phase === "parsing" && previous.progress !== null) || event.total > 1);
+    const doc: DocState = { phase: event.stage, progress: { done: event.done, total: event.total }, error: null, ...(ocr ? { ocr } : {}) };
     return { ...state, docs: { ...state.docs, [event.document_id]: doc } };
   }
   if (event.object === "rag.document.status") {
@@ -106,7 +111,7 @@ function applyEvent(state: UploadState, event: CorpusEvent): UploadState {
 }
 
 /** A row as shown: its own phase until the server names the document, then the document's. */
-export function rowView(state: UploadState, row: UploadRow): { phase: Phase; progress: DocState["progress"]; error: ErrorDetail | null } {
+export function rowView(state: UploadState, row: UploadRow): DocState {
   const doc = row.documentId ? state.docs[row.documentId] : undefined;
   if (doc) return doc;
   return { phase: row.phase, progress: null, error: row.error };

@@ -50,6 +50,14 @@ const KNOWN_CODES = [
   "invalid_upstream_url",
   "model_id_taken",
   "model_configured",
+  "ocr_unavailable",
+  "converter_unavailable",
+  "image_too_large",
+  "invalid_ocr_languages",
+  "page_not_ocr",
+  "ocr_data_fetch_failed",
+  "ocr_data_unavailable",
+  "unknown_ocr_language",
 ] as const;
 
 type KnownCode = (typeof KNOWN_CODES)[number];
