@@ -25,7 +25,7 @@ interface CorpusEvent {
   object: string;
   status?: string;
   document_id?: string;
-  timings?: { parseMs: number; chunkMs: number; embedMs: number; storeMs: number; pages: number | null };
+  timings?: { parse_ms: number; chunk_ms: number; embed_ms: number; store_ms: number; pages: number | null };
   corpus?: { status: string };
 }
 const THREADS = Number(process.env.BENCH_THREADS ?? 2);
@@ -53,7 +53,7 @@ try {
   const done = new Map<string, { parseMs: number; chunkMs: number; embedMs: number; storeMs: number; pages: number | null }>();
   const events = collectEvents(`${t.url}/v1/rag/corpora/${corpus.id}/events`, t.key, (raw) => {
     const e = raw as CorpusEvent;
-    if (e.object === "rag.document.status" && e.status === "indexed" && e.timings && e.document_id) done.set(e.document_id, e.timings);
+    if (e.object === "rag.document.status" && e.status === "indexed" && e.timings && e.document_id) done.set(e.document_id, { parseMs: e.timings.parse_ms, chunkMs: e.timings.chunk_ms, embedMs: e.timings.embed_ms, storeMs: e.timings.store_ms, pages: e.timings.pages });
     return e.object === "rag.corpus.snapshot" && e.corpus?.status === "ready";
   });
   const started = performance.now();
