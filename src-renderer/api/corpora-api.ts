@@ -11,12 +11,16 @@ export const createCorpus = (c: ApiClient, body: CreateCorpusRequest) => c.json<
 export const patchCorpus = (c: ApiClient, id: string, body: PatchCorpusRequest) => c.json<Corpus>("PATCH", base(id), { json: body });
 export const deleteCorpus = (c: ApiClient, id: string) => c.json<CorpusDeleted>("DELETE", base(id));
 
-/** Every document of a corpus (at most 5,000, following `has_more`), or only those with `status`. */
+/**
+ * The documents uploaded to a corpus (at most 5,000, following `has_more`; what came out of
+ * them, a mailbox's messages, is listed per document with `listChildDocuments`), or every
+ * document with `status`, wherever it came from.
+ */
 export async function listDocuments(c: ApiClient, id: string, status?: RagDocument["status"]): Promise<RagDocument[]> {
   const all: RagDocument[] = [];
   let after: string | null = null;
   for (let i = 0; i < 50; i++) {
-    const query: string = `?limit=100&order=asc${status ? `&status=${status}` : ""}${after ? `&after=${encodeURIComponent(after)}` : ""}`;
+    const query: string = `?limit=100&order=asc${status ? `&status=${status}` : "&parent_document_id=none"}${after ? `&after=${encodeURIComponent(after)}` : ""}`;
     const page = await c.json<ListPage<RagDocument>>("GET", `${base(id)}/documents${query}`);
     all.push(...page.data);
     if (!page.has_more || !page.last_id) break;
@@ -36,7 +40,7 @@ export const getDocument = (c: ApiClient, id: string, documentId: string, signal
 
 /**
  * One page of the documents that came out of `parentId` (an e-mail's attachments, a
- * mailbox's messages), oldest first; `after` continues from the last one shown.
+ * mailbox's messages), in their order in it; `after` continues from the last one shown.
  */
 export function listChildDocuments(c: ApiClient, id: string, parentId: string, options: { after?: string | null; limit?: number; signal?: AbortSignal } = {}): Promise<ListPage<RagDocument>> {
   const query = new URLSearchParams({ limit: String(options.limit ?? 50), order: "asc", parent_document_id: parentId });

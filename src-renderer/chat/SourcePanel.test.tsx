@@ -23,7 +23,7 @@ function noticeWords(): OcrPage["words"] {
   return words;
 }
 const ocrPage: OcrPage = { object: "rag.ocr_page", document_id: "doc_img", page: 1, width: 1100, height: 560, confidence: 91.6, words: noticeWords() };
-const imageDoc = (confidence: number): RagDocument => ({ id: "doc_img", object: "rag.document", corpus_id: "corp_1", filename: "notis-air-klang.png", content_type: "image/png", bytes: 40_000, sha256: "0".repeat(64), status: "indexed", error: null, page_count: 1, chunk_count: 1, metadata: {}, created_at: 1, indexed_at: 2, parent_document_id: null, relation: null, ocr: { engine: "tesseract 5.3.0", languages: ["eng", "msa"], pages: [{ page: 1, reason: "image", confidence, words: 40, deskewed: 2.5 }] } });
+const imageDoc = (confidence: number): RagDocument => ({ id: "doc_img", object: "rag.document", corpus_id: "corp_1", filename: "notis-air-klang.png", content_type: "image/png", bytes: 40_000, sha256: "0".repeat(64), status: "indexed", error: null, page_count: 1, chunk_count: 1, metadata: {}, created_at: 1, indexed_at: 2, parent_document_id: null, relation: null, position: null, children: { attachments: 0, messages: 0 }, ocr: { engine: "tesseract 5.3.0", languages: ["eng", "msa"], pages: [{ page: 1, reason: "image", confidence, words: 40, deskewed: 2.5 }] } });
 const chunk = { id: "chk_1", object: "rag.chunk", document_id: "doc_img", filename: "notis-air-klang.png", content_type: "image/png", index: 0, text: passage, page_start: 1, page_end: 1, heading_path: [], before: null, after: null };
 const png = () => new Response(new Uint8Array([0x89, 0x50, 0x4e, 0x47]), { status: 200, headers: { "content-type": "image/png" } });
 

@@ -5,7 +5,7 @@ import { json, renderWithApp } from "../test-utils/render.js";
 import { CorpusDetail } from "./CorpusDetail.js";
 
 const corpus = { id: "corp_1", object: "rag.corpus", name: "Laporan banjir", chunking: "semantic", embedding_model: "e5", dimensions: 384, rerank_model: null, search_defaults: null, status: "ready", document_counts: { queued: 0, processing: 0, indexed: 2, failed: 1, total: 3 }, chunk_count: 12, retention_days: 30, metadata: {}, created_at: 1, updated_at: 1 };
-const doc = (id: string, filename: string, status: string, error: unknown = null) => ({ id, object: "rag.document", corpus_id: "corp_1", filename, content_type: "text/plain", bytes: 10, sha256: "0".repeat(64), status, error, chunk_count: status === "indexed" ? 3 : 0, metadata: {}, created_at: 1, indexed_at: status === "indexed" ? 2 : null });
+const doc = (id: string, filename: string, status: string, error: unknown = null) => ({ id, object: "rag.document", corpus_id: "corp_1", filename, content_type: "text/plain", bytes: 10, sha256: "0".repeat(64), status, error, chunk_count: status === "indexed" ? 3 : 0, metadata: {}, created_at: 1, indexed_at: status === "indexed" ? 2 : null, parent_document_id: null, relation: null, position: null, children: { attachments: 0, messages: 0 }, ocr: null });
 const docs = [doc("doc_1", "a.txt", "indexed"), doc("doc_2", "b.txt", "indexed"), doc("doc_3", "rosak.pdf", "failed", { code: "document_too_complex", message: "the PDF could not be parsed" })];
 
 describe("CorpusDetail", () => {

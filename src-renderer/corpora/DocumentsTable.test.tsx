@@ -6,7 +6,7 @@ import { apiError, json, renderWithApp } from "../test-utils/render.js";
 import { CorpusDetail } from "./CorpusDetail.js";
 
 const corpus = { id: "corp_1", object: "rag.corpus", name: "Notis dan e-mel", chunking: "semantic", embedding_model: "e5", dimensions: 384, rerank_model: null, search_defaults: null, ocr_languages: ["eng", "msa"], status: "ready", document_counts: { queued: 0, processing: 0, indexed: 0, failed: 0, total: 0 }, chunk_count: 40, retention_days: 30, metadata: {}, created_at: 1, updated_at: 1 };
-const doc = (id: string, filename: string, extra: Partial<RagDocument> = {}): RagDocument => ({ id, object: "rag.document", corpus_id: "corp_1", filename, content_type: "application/pdf", bytes: 2048, sha256: "0".repeat(64), status: "indexed", error: null, page_count: null, chunk_count: 2, metadata: {}, created_at: 1_710_000_000, indexed_at: 1_710_000_001, parent_document_id: null, relation: null, ocr: null, ...extra });
+const doc = (id: string, filename: string, extra: Partial<RagDocument> = {}): RagDocument => ({ id, object: "rag.document", corpus_id: "corp_1", filename, content_type: "application/pdf", bytes: 2048, sha256: "0".repeat(64), status: "indexed", error: null, page_count: null, chunk_count: 2, metadata: {}, created_at: 1_710_000_000, indexed_at: 1_710_000_001, parent_document_id: null, relation: null, position: null, children: { attachments: 0, messages: 0 }, ocr: null, ...extra });
 
 const scan = doc("doc_scan", "notis-air-klang.pdf", {
   page_count: 3,
@@ -20,17 +20,21 @@ const scan = doc("doc_scan", "notis-air-klang.pdf", {
   },
 });
 const faint = doc("doc_faint", "faint-fax.png", { content_type: "image/png", page_count: 1, ocr: { engine: "tesseract 5.3.0", languages: ["msa"], pages: [{ page: 1, reason: "image", confidence: 52.2, words: 80 }] } });
-const eml = doc("doc_eml", "mesyuarat.eml", { content_type: "message/rfc822" });
-const attachments = [doc("doc_att1", "minit.pdf", { parent_document_id: "doc_eml", relation: "attachment" }), doc("doc_att2", "bajet.xlsx", { parent_document_id: "doc_eml", relation: "attachment", content_type: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" })];
-const mbox = doc("doc_mbox", "peti-masuk.mbox", { content_type: "application/mbox" });
-const messages = Array.from({ length: 120 }, (_, i) => doc(`doc_m${String(i).padStart(3, "0")}`, `Mesej ${i + 1}: laporan harian.eml`, { parent_document_id: "doc_mbox", relation: "message", content_type: "message/rfc822" }));
+const eml = doc("doc_eml", "mesyuarat.eml", { content_type: "message/rfc822", children: { attachments: 2, messages: 0 } });
+const attachments = [doc("doc_att1", "minit.pdf", { parent_document_id: "doc_eml", relation: "attachment", position: 0 }), doc("doc_att2", "bajet.xlsx", { parent_document_id: "doc_eml", relation: "attachment", position: 1, content_type: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" })];
+const mbox = doc("doc_mbox", "peti-masuk.mbox", { content_type: "application/mbox", children: { attachments: 0, messages: 120 } });
+const messages = Array.from({ length: 120 }, (_, i) => doc(`doc_m${String(i).padStart(3, "0")}`, `Mesej ${i + 1}: laporan harian.eml`, { parent_document_id: "doc_mbox", relation: "message", position: i, content_type: "message/rfc822" }));
 const all = [scan, faint, eml, ...attachments, mbox, ...messages];
 
-/** The list route: every document, or one page of one document's children (`parent_document_id`, `after`, `limit`). */
+/** The list route: the uploads (`parent_document_id=none`), or one page of one document's children (`parent_document_id`, `after`, `limit`). */
 function documentsRoute(call: { path: string }) {
   const url = new URL(call.path, "http://x");
   const parent = url.searchParams.get("parent_document_id");
-  if (!parent) return json({ object: "list", data: all, first_id: all[0]!.id, last_id: all.at(-1)!.id, has_more: false });
+  if (!parent) throw new Error(`the workbench lists every document at once: ${call.path}`);
+  if (parent === "none") {
+    const uploads = all.filter((d) => d.parent_document_id === null);
+    return json({ object: "list", data: uploads, first_id: uploads[0]!.id, last_id: uploads.at(-1)!.id, has_more: false });
+  }
   const children = all.filter((d) => d.parent_document_id === parent);
   const after = url.searchParams.get("after");
   const start = after ? children.findIndex((d) => d.id === after) + 1 : 0;
@@ -110,12 +114,13 @@ describe("DocumentsTable", () => {
 
   it("warns that deleting an e-mail deletes its attachments, and names each failed document's relation in the failed list", async () => {
     const user = userEvent.setup();
-    const failedAttachment = doc("doc_att3", "rosak.docx", { parent_document_id: "doc_eml", relation: "attachment", status: "failed", error: { code: "corrupt_document", message: "not a zip" } });
+    const failedAttachment = doc("doc_att3", "rosak.docx", { parent_document_id: "doc_eml", relation: "attachment", position: 2, status: "failed", error: { code: "corrupt_document", message: "not a zip" } });
+    const emlOfThree = { ...eml, children: { attachments: 3, messages: 0 } };
     renderWithApp(<CorpusDetail corpusId="corp_1" />, {
       routes: {
         ...routes,
         "GET /v1/rag/corpora/corp_1": () => json({ ...corpus, document_counts: { queued: 0, processing: 0, indexed: 3, failed: 1, total: 4 } }),
-        "GET /v1/rag/corpora/corp_1/documents": (call) => json({ object: "list", data: call.path.includes("status=failed") ? [failedAttachment] : [eml, ...attachments, failedAttachment], first_id: null, last_id: null, has_more: false }),
+        "GET /v1/rag/corpora/corp_1/documents": (call) => json({ object: "list", data: call.path.includes("status=failed") ? [failedAttachment] : [emlOfThree], first_id: null, last_id: null, has_more: false }),
       },
     });
     const table = await screen.findByRole("table");
@@ -136,7 +141,7 @@ describe("DocumentsTable", () => {
     renderWithApp(<CorpusDetail corpusId="corp_1" />, {
       routes: {
         ...routes,
-        "GET /v1/rag/corpora/corp_1/documents": (call) => (call.path.includes("parent_document_id") && fail ? apiError(503, "server_busy", "the server is busy", "service_unavailable_error") : documentsRoute(call)),
+        "GET /v1/rag/corpora/corp_1/documents": (call) => (call.path.includes("parent_document_id=doc_mbox") && fail ? apiError(503, "server_busy", "the server is busy", "service_unavailable_error") : documentsRoute(call)),
       },
     });
     const table = await screen.findByRole("table");

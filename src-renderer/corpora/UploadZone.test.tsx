@@ -7,7 +7,7 @@ import { CorpusDetail } from "./CorpusDetail.js";
 
 const corpus = { id: "corp_1", object: "rag.corpus", name: "Notis", chunking: "semantic", embedding_model: "e5", dimensions: 384, rerank_model: null, search_defaults: null, ocr_languages: ["eng", "msa"], status: "empty", document_counts: { queued: 0, processing: 0, indexed: 0, failed: 0, total: 0 }, chunk_count: 0, retention_days: 30, metadata: {}, created_at: 1, updated_at: 1 };
 const ocrStatus = { object: "rag.ocr", available: true, engine: "tesseract", version: "5.3.0", languages: ["eng", "msa"], default_languages: ["eng", "msa"], reason: null };
-const scan: RagDocument = { id: "doc_scan", object: "rag.document", corpus_id: "corp_1", filename: "notis.pdf", content_type: "application/pdf", bytes: 52_000, sha256: "0".repeat(64), status: "queued", error: null, page_count: null, chunk_count: 0, metadata: {}, created_at: 1, indexed_at: null, parent_document_id: null, relation: null, ocr: null };
+const scan: RagDocument = { id: "doc_scan", object: "rag.document", corpus_id: "corp_1", filename: "notis.pdf", content_type: "application/pdf", bytes: 52_000, sha256: "0".repeat(64), status: "queued", error: null, page_count: null, chunk_count: 0, metadata: {}, created_at: 1, indexed_at: null, parent_document_id: null, relation: null, position: null, children: { attachments: 0, messages: 0 }, ocr: null };
 const event = (data: object) => `data: ${JSON.stringify(data)}\n\n`;
 const empty = () => json({ object: "list", data: [], first_id: null, last_id: null, has_more: false });
 
@@ -57,10 +57,10 @@ describe("UploadZone", () => {
         "GET /v1/rag/corpora/corp_1/events": () =>
           sseResponse([
             event({ object: "rag.document.status", document_id: "doc_scan", status: "processing", error: null, chunk_count: 0 }),
-            event({ object: "rag.document.progress", document_id: "doc_scan", stage: "parsing", done: 0, total: 1 }),
-            event({ object: "rag.document.progress", document_id: "doc_scan", stage: "parsing", done: 0, total: 12 }),
-            event({ object: "rag.document.progress", document_id: "doc_scan", stage: "parsing", done: 1, total: 12 }),
-            event({ object: "rag.document.progress", document_id: "doc_scan", stage: "parsing", done: 2, total: 12 }),
+            event({ object: "rag.document.progress", document_id: "doc_scan", stage: "parsing", done: 0, total: 1, ocr: false }),
+            event({ object: "rag.document.progress", document_id: "doc_scan", stage: "parsing", done: 0, total: 12, ocr: true }),
+            event({ object: "rag.document.progress", document_id: "doc_scan", stage: "parsing", done: 1, total: 12, ocr: true }),
+            event({ object: "rag.document.progress", document_id: "doc_scan", stage: "parsing", done: 2, total: 12, ocr: true }),
           ]),
       },
     });

@@ -24,19 +24,20 @@ export interface DocumentTree {
   children: Map<string, Children>;
 }
 
+/**
+ * The rows of a list: documents whose parent is in it are left out (their parent's fold lists
+ * them, fetched when opened); each document's children are as the server counts them, so a
+ * mailbox of thousands of messages costs one row and no fetch until it is opened.
+ */
 export function documentTree(documents: readonly RagDocument[]): DocumentTree {
   const ids = new Set(documents.map((d) => d.id));
   const children = new Map<string, Children>();
   const roots: RagDocument[] = [];
   for (const doc of documents) {
     const parent = doc.parent_document_id;
-    if (parent && ids.has(parent)) {
-      const c = children.get(parent) ?? { count: 0, attachments: 0, messages: 0 };
-      c.count++;
-      if (doc.relation === "message") c.messages++;
-      else c.attachments++;
-      children.set(parent, c);
-    } else roots.push(doc);
+    if (!parent || !ids.has(parent)) roots.push(doc);
+    const { attachments, messages } = doc.children;
+    if (attachments + messages > 0) children.set(doc.id, { count: attachments + messages, attachments, messages });
   }
   return { roots, children };
 }

@@ -92,9 +92,8 @@ function applyEvent(state: UploadState, event: CorpusEvent): UploadState {
   if (event.object === "rag.document.progress") {
     const previous = state.docs[event.document_id];
     if (previous && FINISHED.includes(previous.phase)) return state;
-    // The indexer opens parsing with "0 of 1"; parsing progress after that is the parser's,
-    // which reports only pages read by OCR (a text PDF reports none).
-    const ocr = event.stage === "parsing" && (previous?.ocr === true || (previous?.phase === "parsing" && previous.progress !== null) || event.total > 1);
+    // The indexer opens parsing with "0 of 1"; the pages OCR reads come after, marked so.
+    const ocr = event.stage === "parsing" && event.ocr;
     const doc: DocState = { phase: event.stage, progress: { done: event.done, total: event.total }, error: null, ...(ocr ? { ocr } : {}) };
     return { ...state, docs: { ...state.docs, [event.document_id]: doc } };
   }

@@ -136,6 +136,10 @@ export interface RagDocument {
   parent_document_id: string | null;
   /** How it relates to that document; null for an upload. */
   relation: "attachment" | "message" | null;
+  /** Its place in that document, from 0 (a mailbox's messages in mailbox order); null for an upload. */
+  position: number | null;
+  /** How many documents came out of this one (`GET …/documents?parent_document_id=<id>` lists them). */
+  children: { attachments: number; messages: number };
   /** Which pages OCR read (scans, images) and how sure it was; null when every page had a text layer. */
   ocr: DocumentOcr | null;
 }
@@ -216,14 +220,15 @@ export interface CorpusEventsEnd {
 export type CorpusEvent =
   | { object: "rag.corpus.snapshot"; corpus: Corpus }
   | { object: "rag.corpus.deleted"; id: string }
-  | { object: "rag.document.progress"; document_id: string; stage: "parsing" | "chunking" | "embedding" | "storing"; done: number; total: number }
+  /** `ocr`: while parsing, `done` of `total` counts the pages read by OCR (of those that need it). */
+  | { object: "rag.document.progress"; document_id: string; stage: "parsing" | "chunking" | "embedding" | "storing"; done: number; total: number; ocr: boolean }
   | {
       object: "rag.document.status";
       document_id: string;
       status: DocumentStatus;
       error: ErrorDetail | null;
       chunk_count: number;
-      timings?: { parse_ms: number; chunk_ms: number; embed_ms: number; store_ms: number; pages: number | null };
+      timings?: { parse_ms: number; chunk_ms: number; embed_ms: number; embed_tokens: number; store_ms: number; pages: number | null };
     };
 
 export interface Citation {

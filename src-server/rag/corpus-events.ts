@@ -11,13 +11,16 @@ export interface StageTimings {
   parseMs: number;
   chunkMs: number;
   embedMs: number;
+  /** Tokens evaluated by the embedding model for this document (its share of a group's). */
+  embedTokens: number;
   storeMs: number;
   pages: number | null;
 }
 
 export type CorpusEvent =
   | { type: "document.status"; documentId: string; status: DocumentStatus; error: { code: string; message: string } | null; chunkCount: number; timings?: StageTimings }
-  | { type: "document.progress"; documentId: string; stage: "parsing" | "chunking" | "embedding" | "storing"; done: number; total: number }
+  /** `ocr`: the parse's progress counts pages read by OCR (of the pages that need it). */
+  | { type: "document.progress"; documentId: string; stage: "parsing" | "chunking" | "embedding" | "storing"; done: number; total: number; ocr?: boolean }
   | { type: "corpus.deleted" };
 
 const CHANNEL = "pustaka_corpus_events";

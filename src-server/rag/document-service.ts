@@ -161,21 +161,29 @@ export class DocumentService {
 
   /**
    * A page of the corpus's documents; `status` keeps those in that state (e.g. the failed ones),
-   * `parentDocumentId` those that came out of that document (an e-mail's attachments).
+   * `parentDocumentId` those that came out of that document (an e-mail's attachments, in
+   * their order in it), null only uploaded documents. Each says how many came out of it.
    */
-  async list(principal: Principal, corpusId: string, page: PageRequest, status?: DocumentStatus, parentDocumentId?: string): Promise<Page<DocumentRecord>> {
+  async list(principal: Principal, corpusId: string, page: PageRequest, status?: DocumentStatus, parentDocumentId?: string | null): Promise<Page<DocumentRecord>> {
     await this.deps.corpora.record(principal, corpusId);
     if (parentDocumentId && !(await this.deps.documents.get(corpusId, parentDocumentId))) {
       throw notFound(`No document '${parentDocumentId}' in corpus '${corpusId}'`, "document_not_found", "parent_document_id");
     }
-    return this.deps.documents.list(corpusId, page, status, parentDocumentId);
+    const result = await this.deps.documents.list(corpusId, page, status, parentDocumentId);
+    return { ...result, data: await this.withChildCounts(result.data) };
   }
 
   async get(principal: Principal, corpusId: string, documentId: string): Promise<DocumentRecord> {
     await this.deps.corpora.record(principal, corpusId);
     const document = await this.deps.documents.get(corpusId, documentId);
     if (!document) throw notFound(`No document '${documentId}' in corpus '${corpusId}'`, "document_not_found", "document_id");
-    return document;
+    return (await this.withChildCounts([document]))[0]!;
+  }
+
+  /** Documents with how many came out of each (a mailbox's messages, an e-mail's attachments). */
+  private async withChildCounts(documents: DocumentRecord[]): Promise<DocumentRecord[]> {
+    const counts = await this.deps.documents.childCounts(documents.map((d) => d.id));
+    return documents.map((d) => ({ ...d, children: counts.get(d.id) ?? { attachments: 0, messages: 0 } }));
   }
 
   /**

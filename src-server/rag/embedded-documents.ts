@@ -93,7 +93,7 @@ export class EmbeddedDocuments {
       // A few files at a time: writing an original is file I/O that overlaps well; outcomes are taken in order.
       for (let i = 0; i < kept.length; i += STAGE_CONCURRENCY) {
         const window = kept.slice(i, i + STAGE_CONCURRENCY);
-        const outcomes = await Promise.all(window.map((file) => this.stageOne(corpus, document, file, tooDeep)));
+        const outcomes = await Promise.all(window.map((file, j) => this.stageOne(corpus, document, file, i + j, tooDeep)));
         for (const [j, outcome] of outcomes.entries()) {
           if (outcome.kind === "parent_gone") return;
           if (outcome.kind === "already") continue;
@@ -107,7 +107,7 @@ export class EmbeddedDocuments {
     }
   }
 
-  private async stageOne(corpus: CorpusRecord, parent: DocumentRecord, file: EmbeddedFile, tooDeep: boolean): Promise<Outcome> {
+  private async stageOne(corpus: CorpusRecord, parent: DocumentRecord, file: EmbeddedFile, position: number, tooDeep: boolean): Promise<Outcome> {
     const name = cleanFilename(file.filename);
     const bytes = Buffer.from(file.bytes.buffer, file.bytes.byteOffset, file.bytes.byteLength);
     if (bytes.length === 0) return { kind: "refused", code: "empty_file", message: "the file is empty" };
@@ -143,6 +143,7 @@ export class EmbeddedDocuments {
       indexedAt: null,
       parentDocumentId: parent.id,
       relation: file.relation,
+      position,
     };
     // Kept even when it cannot be read: the original stays available from its document.
     await this.deps.blobs.write(corpus.id, id, Readable.from([bytes]));

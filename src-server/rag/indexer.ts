@@ -327,8 +327,8 @@ export class Indexer {
     }
   }
 
-  private progress(document: DocumentRecord, stage: Stage, done: number, total: number): void {
-    this.deps.events.publish(document.corpusId, { type: "document.progress", documentId: document.id, stage, done, total });
+  private progress(document: DocumentRecord, stage: Stage, done: number, total: number, ocr = false): void {
+    this.deps.events.publish(document.corpusId, { type: "document.progress", documentId: document.id, stage, done, total, ...(ocr ? { ocr } : {}) });
   }
 
   /**
@@ -342,7 +342,7 @@ export class Indexer {
     if (!corpus) return null;
     this.deps.events.publish(corpusId, { type: "document.status", documentId: document.id, status: "processing", error: null, chunkCount: 0 });
     this.progress(document, "parsing", 0, 1);
-    const timings: StageTimings = { parseMs: 0, chunkMs: 0, embedMs: 0, storeMs: 0, pages: null };
+    const timings: StageTimings = { parseMs: 0, chunkMs: 0, embedMs: 0, embedTokens: 0, storeMs: 0, pages: null };
     const parse = async (): Promise<ParsedDocument> => {
       if (this.abort.signal.aborted) throw new Error("indexer stopping");
       const started = performance.now();
@@ -353,7 +353,8 @@ export class Indexer {
         transfer: true,
         signal: this.abort.signal,
         settings: parseSettingsOf(corpus, this.options.ocr),
-        onProgress: (done, total) => this.progress(document, "parsing", done, total),
+        // The parsers report progress only for pages they read by OCR.
+        onProgress: (done, total) => this.progress(document, "parsing", done, total, true),
       });
       if (bytes.byteLength > 0) bytes.fill(0); // a copy was parsed (the buffer could not be handed over)
       timings.parseMs = performance.now() - started;
@@ -374,8 +375,9 @@ export class Indexer {
       /** Sentence embeddings while chunking (topic shifts from embeddings): their time counts as embedding. */
       const embed = async (texts: string[]) => {
         const started = performance.now();
-        const vectors = await this.embedTexts(model, prompt, texts);
+        const { vectors, tokens } = await this.embedTexts(model, prompt, texts);
         timings.embedMs += performance.now() - started;
+        timings.embedTokens += tokens;
         return vectors;
       };
       const promptTokens = prompt ? tokenizer.countTokens(prompt) : 0;
@@ -400,22 +402,26 @@ export class Indexer {
   }
 
   /** Embeds texts with a corpus's prompt, `embedBatch` per engine call; `onBatch` hears each call start. */
-  private async embedTexts(model: ModelEntry, prompt: string, texts: string[], onBatch?: (done: number) => void): Promise<Float32Array[]> {
-    const out: Float32Array[] = [];
+  private async embedTexts(model: ModelEntry, prompt: string, texts: string[], onBatch?: (done: number) => void): Promise<{ vectors: Float32Array[]; tokens: number }> {
+    const vectors: Float32Array[] = [];
+    let tokens = 0;
     for (let i = 0; i < texts.length; i += this.options.embedBatch) {
       onBatch?.(i);
       const batch = texts.slice(i, i + this.options.embedBatch).map((text) => embeddingInput(prompt, text));
-      out.push(...(await this.deps.engine.embed(model, batch, this.abort.signal)).vectors);
+      const result = await this.deps.engine.embed(model, batch, this.abort.signal);
+      vectors.push(...result.vectors);
+      tokens += result.promptTokens;
     }
-    return out;
+    return { vectors, tokens };
   }
 
   /** A document's passages embedded on their own, `embedBatch` per engine call, with progress. */
   private async embedAlone(prepared: PreparedDocument): Promise<Float32Array[]> {
     const started = performance.now();
     const { document, texts } = prepared;
-    const vectors = await this.embedTexts(prepared.model, prepared.prompt, texts, (done) => this.progress(document, "embedding", done, texts.length));
+    const { vectors, tokens } = await this.embedTexts(prepared.model, prepared.prompt, texts, (done) => this.progress(document, "embedding", done, texts.length));
     prepared.timings.embedMs += performance.now() - started;
+    prepared.timings.embedTokens += tokens;
     return vectors;
   }
 
@@ -423,17 +429,18 @@ export class Indexer {
    * The passages of a group of documents (one embedding model) in one engine call, so the
    * engine evaluates several documents' passages together. Returns each document's vectors,
    * or the error that failed it: when the call fails, each document is embedded on its own,
-   * so a document whose passages cannot be embedded fails alone. The call's time is shared
-   * among the documents by their passages.
+   * so a document whose passages cannot be embedded fails alone. The call's time and tokens
+   * are shared among the documents by their passages.
    */
   private async embedGroup(group: PreparedDocument[]): Promise<(Float32Array[] | Error)[]> {
     const total = group.reduce((sum, p) => sum + p.texts.length, 0);
     for (const p of group) this.progress(p.document, "embedding", 0, p.texts.length);
     const started = performance.now();
     let vectors: Float32Array[];
+    let tokens: number;
     try {
       const inputs = group.flatMap((p) => p.texts.map((text) => embeddingInput(p.prompt, text)));
-      vectors = (await this.deps.engine.embed(group[0]!.model, inputs, this.abort.signal)).vectors;
+      ({ vectors, promptTokens: tokens } = await this.deps.engine.embed(group[0]!.model, inputs, this.abort.signal));
     } catch (error) {
       if (this.abort.signal.aborted || group.length === 1) return group.map(() => asError(error));
       this.deps.logger.warn({ err: error, documents: group.length }, "a group's passages could not be embedded together; embedding each document on its own");
@@ -445,6 +452,7 @@ export class Indexer {
     let at = 0;
     return group.map((p) => {
       p.timings.embedMs += (elapsed * p.texts.length) / Math.max(1, total);
+      p.timings.embedTokens += (tokens * p.texts.length) / Math.max(1, total);
       const mine = vectors.slice(at, at + p.texts.length);
       at += p.texts.length;
       return mine;

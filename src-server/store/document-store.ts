@@ -36,8 +36,18 @@ export interface DocumentRecord {
    */
   parentDocumentId?: string | null;
   relation?: DocumentRelation | null;
+  /** Its place among the documents that came out of its parent (0 first: a mailbox's first message); absent for an upload. */
+  position?: number | null;
+  /** How many documents came out of this one, by relation (filled in by listings and reads, not stored). */
+  children?: ChildCounts;
   /** Which pages OCR read and how sure it was; absent (or null) when OCR read none. */
   ocr?: OcrSummary | null;
+}
+
+/** Documents that came out of one document, by how they relate to it. */
+export interface ChildCounts {
+  attachments: number;
+  messages: number;
 }
 
 /** What a document says of its OCR (no text: the words are sealed in `document_ocr_pages`). */
@@ -69,7 +79,7 @@ const toRecord = (r: DocumentRow): DocumentRecord => ({
   createdAt: r.created_at,
   updatedAt: r.updated_at,
   indexedAt: r.indexed_at,
-  ...(r.parent_document_id ? { parentDocumentId: r.parent_document_id, relation: r.relation as DocumentRelation } : {}),
+  ...(r.parent_document_id ? { parentDocumentId: r.parent_document_id, relation: r.relation as DocumentRelation, position: r.position } : {}),
   ...(r.ocr_summary ? { ocr: JSON.parse(r.ocr_summary) as OcrSummary } : {}),
 });
 
@@ -130,6 +140,7 @@ export class DocumentStore {
         indexed_at: d.indexedAt,
         parent_document_id: d.parentDocumentId ?? null,
         relation: d.parentDocumentId ? (d.relation ?? null) : null,
+        position: d.parentDocumentId ? (d.position ?? null) : null,
       })
       .onConflict((oc) => oc.columns(["corpus_id", "sha256"]).doNothing())
       .executeTakeFirst();
@@ -158,13 +169,38 @@ export class DocumentStore {
     return row && toRecord(row);
   }
 
-  /** A page of the corpus's documents, only those in `status` and those whose parent is `parentDocumentId` when given. */
-  async list(corpusId: string, page: PageRequest, status?: DocumentStatus, parentDocumentId?: string): Promise<Page<DocumentRecord>> {
+  /**
+   * A page of the corpus's documents, only those in `status` when given; with
+   * `parentDocumentId`, only those that came out of that document, in their order in it
+   * (a mailbox's messages as the mailbox holds them), or with null only uploaded ones.
+   */
+  async list(corpusId: string, page: PageRequest, status?: DocumentStatus, parentDocumentId?: string | null): Promise<Page<DocumentRecord>> {
     let where = sql`corpus_id = ${corpusId}`;
     if (status) where = sql`${where} AND status = ${status}`;
-    if (parentDocumentId) where = sql`${where} AND parent_document_id = ${parentDocumentId}`;
-    const result = await readSqlPage<DocumentRow>(this.store.db, { table: "documents", where }, page);
+    if (parentDocumentId === null) where = sql`${where} AND parent_document_id IS NULL`;
+    else if (parentDocumentId) where = sql`${where} AND parent_document_id = ${parentDocumentId}`;
+    const result = await readSqlPage<DocumentRow>(this.store.db, { table: "documents", where, ...(parentDocumentId ? { key: "position" as const } : {}) }, page);
     return { data: result.data.map(toRecord), hasMore: result.hasMore };
+  }
+
+  /** How many documents came out of each of `ids` (directly), by relation; documents with none are absent. */
+  async childCounts(ids: readonly string[]): Promise<Map<string, ChildCounts>> {
+    const counts = new Map<string, ChildCounts>();
+    for (let i = 0; i < ids.length; i += ID_BATCH) {
+      const rows = await this.store.db
+        .selectFrom("documents")
+        .select(["parent_document_id", "relation", (eb) => eb.fn.countAll<number | string | bigint>().as("n")])
+        .where("parent_document_id", "in", ids.slice(i, i + ID_BATCH))
+        .groupBy(["parent_document_id", "relation"])
+        .execute();
+      for (const row of rows) {
+        const c = counts.get(row.parent_document_id!) ?? { attachments: 0, messages: 0 };
+        if (row.relation === "message") c.messages += Number(row.n);
+        else c.attachments += Number(row.n);
+        counts.set(row.parent_document_id!, c);
+      }
+    }
+    return counts;
   }
 
   /** The documents that came out of `documentId`, and theirs, down every level (parents before their children). */

@@ -60,21 +60,25 @@ export interface SqlPageQuery {
   table: "workspaces" | "api_keys" | "corpora" | "documents" | "service_accounts" | "tombstones" | "openai_files" | "vector_store_files";
   /** e.g. sql`workspace_id = ${workspaceId}` (parameters stay parameters). */
   where: RawBuilder<unknown>;
+  /** The order: creation (default), or `position` (documents within their parent); ties by id. */
+  key?: "created_at" | "position";
 }
 
 /** `readPage` on SQLite or Postgres (the same query, compiled for each by Kysely). */
 export async function readSqlPage<Row>(db: Sql, query: SqlPageQuery, page: PageRequest): Promise<Page<Row>> {
   const table = sql.table(query.table);
+  // A linked document stored without a place (none should be) sorts first, by id.
+  const key = query.key === "position" ? sql.raw("COALESCE(position, 0)") : sql.ref("created_at");
   const conditions: RawBuilder<unknown>[] = [query.where];
   const cursorCondition = (cursor: string, forward: boolean): void => {
     const ascending = (page.order === "asc") === forward;
-    conditions.push(sql`(created_at, id) ${sql.raw(ascending ? ">" : "<")} (SELECT created_at, id FROM ${table} WHERE id = ${cursor} AND ${query.where})`);
+    conditions.push(sql`(${key}, id) ${sql.raw(ascending ? ">" : "<")} (SELECT ${key}, id FROM ${table} WHERE id = ${cursor} AND ${query.where})`);
   };
   if (page.after) cursorCondition(page.after, true);
   if (page.before) cursorCondition(page.before, false);
   const reverse = Boolean(page.before && !page.after);
   const direction = sql.raw((page.order === "asc") !== reverse ? "ASC" : "DESC");
-  const { rows } = await sql<Row>`SELECT * FROM ${table} WHERE ${sql.join(conditions, sql` AND `)} ORDER BY created_at ${direction}, id ${direction} LIMIT ${page.limit + 1}`.execute(db);
+  const { rows } = await sql<Row>`SELECT * FROM ${table} WHERE ${sql.join(conditions, sql` AND `)} ORDER BY ${key} ${direction}, id ${direction} LIMIT ${page.limit + 1}`.execute(db);
   const hasMore = rows.length > page.limit;
   const data = rows.slice(0, page.limit);
   if (reverse) data.reverse();

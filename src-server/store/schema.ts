@@ -74,6 +74,7 @@ export interface DocumentsTable {
   /** The document it came out of, and how (an e-mail's attachment, a mailbox's message; migration 19). */
   parent_document_id: Generated<string | null>;
   relation: Generated<string | null>;
+  position: Generated<number | null>;
   /** Which pages OCR read and how sure it was, JSON without text (migration 20). */
   ocr_summary: Generated<string | null>;
 }

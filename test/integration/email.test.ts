@@ -21,6 +21,8 @@ interface Doc {
   metadata: Record<string, unknown>;
   parent_document_id: string | null;
   relation: string | null;
+  position: number | null;
+  children: { attachments: number; messages: number };
 }
 
 interface Hit {
@@ -101,6 +103,29 @@ describe("e-mail messages and mailboxes", () => {
     const messages = await children(mbox.id);
     assert.equal(messages.length, 50);
     assert.ok(messages.every((d) => d.relation === "message" && d.status === "indexed" && d.content_type === "message/rfc822"));
+    // In mailbox order (they are staged within the same second, with random ids), paged in it too.
+    assert.deepEqual(messages.map((d) => d.filename), Array.from({ length: 50 }, (_, i) => `Laporan harian banjir no. ${i + 1}.eml`));
+    assert.deepEqual(messages.map((d) => d.position), Array.from({ length: 50 }, (_, i) => i));
+    const paged: Doc[] = [];
+    for (let after: string | null = null; ; ) {
+      const res = await t.call("GET", `/v1/rag/corpora/${corpusId}/documents?parent_document_id=${mbox.id}&limit=7&order=asc${after ? `&after=${after}` : ""}`);
+      paged.push(...(res.json.data as Doc[]));
+      if (!res.json.has_more) break;
+      after = res.json.last_id as string;
+    }
+    assert.deepEqual(paged.map((d) => d.id), messages.map((d) => d.id));
+    const newestFirst = (await t.call("GET", `/v1/rag/corpora/${corpusId}/documents?parent_document_id=${mbox.id}&limit=3`)).json.data as Doc[];
+    assert.deepEqual(newestFirst.map((d) => d.position), [49, 48, 47], "the default order (desc) is the mailbox's last first");
+    // The uploads alone, each saying what came out of it.
+    const uploads = (await t.call("GET", `/v1/rag/corpora/${corpusId}/documents?parent_document_id=none&order=asc`)).json.data as Doc[];
+    assert.deepEqual(
+      uploads.map((d) => [d.filename, d.children, d.position]).sort(),
+      [
+        ["banjir.mbox", { attachments: 0, messages: 50 }, null],
+        ["laporan.eml", { attachments: 3, messages: 0 }, null],
+      ],
+    );
+    assert.deepEqual((await t.call("GET", `/v1/rag/corpora/${corpusId}/documents/${messages[0]!.id}`)).json.children, { attachments: 0, messages: 0 });
     const hit = (await search("river gauge at station 137 water level", "keyword")).find((h) => h.text.includes("station 137"));
     assert.ok(hit, "the 38th message is found by its own words");
     assert.equal(hit.filename, "Laporan harian banjir no. 38.eml");

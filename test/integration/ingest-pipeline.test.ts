@@ -209,9 +209,15 @@ describe("pipelined indexing", () => {
       assert.ok(events.slice(0, processing).every((e) => e.object !== "rag.document.progress"), `${file}: progress after processing`);
       assert.deepEqual(progress, [...progress].sort((a, b) => a - b), `${file}: stages in order`);
       assert.deepEqual([...new Set(progress)], [0, 1, 2, 3], `${file}: every stage reported`);
-      const indexed = events.at(-1) as { timings?: { parse_ms: number; embed_ms: number; store_ms: number } };
+      const indexed = events.at(-1) as { timings?: { parse_ms: number; embed_ms: number; embed_tokens: number; store_ms: number } };
       assert.ok(indexed.timings && indexed.timings.embed_ms >= 0 && indexed.timings.parse_ms >= 0, `${file}: timings`);
+      assert.ok(indexed.timings.embed_tokens > 0, `${file}: tokens embedded (${indexed.timings.embed_tokens})`);
     }
+    // The tokens embedded, shared among a group's documents, add up to what each document alone
+    // costs (within each document's rounding).
+    const tokensOf = (run: typeof piped) => [...run.events.values()].reduce((sum, events) => sum + ((events.at(-1) as { timings?: { embed_tokens: number } }).timings?.embed_tokens ?? 0), 0);
+    assert.ok(tokensOf(alone) > 0);
+    assert.ok(Math.abs(tokensOf(piped) - tokensOf(alone)) <= files.length, `tokens embedded: ${tokensOf(piped)} pipelined, ${tokensOf(alone)} alone`);
   });
 
   it("fails a document alone within its group, and leaves nothing of documents deleted while their group is under way", async () => {

@@ -96,8 +96,9 @@ describe("OCR over the API", { timeout: 600_000 }, () => {
     assert.equal(corpus.document_counts.indexed, 4, JSON.stringify(corpus));
     await listening;
     const pdf = res.json.documents[0].id;
-    const parsing = events.filter((e) => e.object === "rag.document.progress" && e.document_id === pdf && e.stage === "parsing").map((e) => [e.done, e.total]);
-    assert.deepEqual(parsing.filter(([, total]) => total === 2), [[0, 2], [1, 2], [2, 2]], `pages read one by one: ${JSON.stringify(parsing)}`);
+    const parsing = events.filter((e) => e.object === "rag.document.progress" && e.document_id === pdf && e.stage === "parsing").map((e) => [e.done, e.total, e.ocr]);
+    // The indexer's opening "0 of 1", then each page OCR reads, marked as OCR's.
+    assert.deepEqual(parsing, [[0, 1, false], [0, 2, true], [1, 2, true], [2, 2, true]], `pages read one by one: ${JSON.stringify(parsing)}`);
 
     const docs = (await t.call("GET", `/v1/rag/corpora/${corpusId}/documents?limit=10`)).json.data;
     const byName = Object.fromEntries(docs.map((d: any) => [d.filename, d]));

@@ -123,7 +123,7 @@ export function corporaRoutes({ corpora, documents, events, upload, costly, trai
   });
   router.get("/v1/rag/corpora/:corpusId/documents", doc({ summary: "List a corpus's documents", tag: "Corpora", query: DocumentListQuerySchema }), read, async (req, res) => {
     const query = parseWith(DocumentListQuerySchema, req.query, "query string");
-    const result = await documents.list(principalOf(res.locals), routeParam(req, "corpusId"), toPageRequest(query), query.status, query.parent_document_id);
+    const result = await documents.list(principalOf(res.locals), routeParam(req, "corpusId"), toPageRequest(query), query.status, query.parent_document_id === "none" ? null : query.parent_document_id);
     res.json(listObject(result.data.map(documentObject), result.hasMore));
   });
   router.get("/v1/rag/corpora/:corpusId/documents/:documentId", doc({ summary: "One document with its status", tag: "Corpora" }), read, async (req, res) => {

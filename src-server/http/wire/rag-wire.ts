@@ -84,7 +84,8 @@ export const UploadMetadataSchema = z.record(z.string().min(1).max(64), z.union(
 /**
  * `GET …/documents`: the list's paging, `status` to list only documents in one state
  * (`?status=failed`), `parent_document_id` to list the documents that came out of one (an
- * e-mail's attachments, a mailbox's messages).
+ * e-mail's attachments, a mailbox's messages, in their order in it), or `none` for only the
+ * uploaded ones.
  */
 export const DocumentListQuerySchema = ListQuerySchema.extend({
   status: z.enum(["queued", "processing", "indexed", "failed"]).optional(),
@@ -242,6 +243,8 @@ export const documentObject = (d: DocumentRecord): Api.RagDocument => ({
   indexed_at: d.indexedAt,
   parent_document_id: d.parentDocumentId ?? null,
   relation: d.parentDocumentId ? (d.relation ?? null) : null,
+  position: d.parentDocumentId ? (d.position ?? null) : null,
+  children: d.children ?? { attachments: 0, messages: 0 },
   ocr: d.ocr ? { engine: d.ocr.engine, languages: d.ocr.languages, pages: d.ocr.pages.map((p) => ({ ...p, reason: p.reason as OcrReason })) } : null,
 });
 
@@ -351,11 +354,12 @@ export const searchResultObject = (found: Retrieval): Api.SearchResult => ({
 /** An indexing event for the `/events` stream (snapshots are sent by the route). */
 export function corpusEventObject(corpusId: string, event: CorpusEvent): Api.CorpusEvent {
   if (event.type === "corpus.deleted") return { object: "rag.corpus.deleted", id: corpusId };
-  if (event.type === "document.progress") return { object: "rag.document.progress", document_id: event.documentId, stage: event.stage, done: event.done, total: event.total };
+  if (event.type === "document.progress") return { object: "rag.document.progress", document_id: event.documentId, stage: event.stage, done: event.done, total: event.total, ocr: event.ocr === true };
   const timings = event.timings && {
     parse_ms: Math.round(event.timings.parseMs),
     chunk_ms: Math.round(event.timings.chunkMs),
     embed_ms: Math.round(event.timings.embedMs),
+    embed_tokens: Math.round(event.timings.embedTokens),
     store_ms: Math.round(event.timings.storeMs),
     pages: event.timings.pages,
   };

@@ -22,6 +22,7 @@ import { m017VectorStores } from "./017-vector-stores.js";
 import { m018OllamaListener } from "./018-ollama-listener.js";
 import { m019LinkedDocuments } from "./019-linked-documents.js";
 import { m020Ocr } from "./020-ocr.js";
+import { m021DocumentPositions } from "./021-document-positions.js";
 
 export interface Migration {
   version: number;
@@ -35,4 +36,4 @@ export interface Migration {
   postgres?: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [m001Core, m002Rag, m003Sessions, m004Conversations, m005ModelFiles, m006RateLimits, m007Audit, m008Tombstones, m009ServiceAccounts, m010EmbeddingPrompts, m011CorpusReranker, m012Responses, m013ChunkTerms, m014CorpusSearchDefaults, m015RemoteModels, m016SharedState, m017VectorStores, m018OllamaListener, m019LinkedDocuments, m020Ocr];
+export const MIGRATIONS: readonly Migration[] = [m001Core, m002Rag, m003Sessions, m004Conversations, m005ModelFiles, m006RateLimits, m007Audit, m008Tombstones, m009ServiceAccounts, m010EmbeddingPrompts, m011CorpusReranker, m012Responses, m013ChunkTerms, m014CorpusSearchDefaults, m015RemoteModels, m016SharedState, m017VectorStores, m018OllamaListener, m019LinkedDocuments, m020Ocr, m021DocumentPositions];
