@@ -35,6 +35,8 @@ import { filesRoutes } from "./http/routes/files-routes.js";
 import { vectorStoreRoutes } from "./http/routes/vector-store-routes.js";
 import type { VectorStores } from "./rag/vector-stores/compose-vector-stores.js";
 import type { TombstoneService } from "./rag/tombstone-service.js";
+import type { BundleService } from "./rag/bundles/bundle-service.js";
+import { bundleRoutes } from "./http/routes/bundle-routes.js";
 import { authenticate, requireScope } from "./http/authenticate.js";
 import { AuthThrottle } from "./http/auth-throttle.js";
 import type { AuditService } from "./audit/audit-service.js";
@@ -81,7 +83,7 @@ export interface AppDeps {
   chat: ChatService;
   embeddings: EmbeddingsService;
   rerank: RerankService;
-  rag: { corpora: CorpusService; documents: DocumentService; queries: QueryService; tuning: SearchTuningService; sources: SourceService; ocr?: OcrStatusService; events: CorpusEvents; tombstones: TombstoneService; upload: { maxFiles: number; maxFileBytes: number } };
+  rag: { corpora: CorpusService; documents: DocumentService; queries: QueryService; tuning: SearchTuningService; sources: SourceService; ocr?: OcrStatusService; events: CorpusEvents; tombstones: TombstoneService; bundles?: BundleService; upload: { maxFiles: number; maxFileBytes: number } };
   conversations: ConversationService;
   /** OpenAI's Files and Vector Stores over corpora. */
   vectorStores: VectorStores;
@@ -163,6 +165,7 @@ export function createApp(deps: AppDeps): Express {
   // Only JSON bodies are parsed here; multipart uploads stream through their route untouched.
   app.use(express.json({ limit: deps.http.maxJsonBodyBytes, strict: true, verify: refuseDeepJson }));
   app.use(corporaRoutes({ ...deps.rag, costly: admit, trail, audit: deps.audit }));
+  if (deps.rag.bundles) app.use(bundleRoutes({ bundles: deps.rag.bundles, corpora: deps.rag.corpora, trail }));
   // OpenAI's Files (uploads stream through untouched, like the corpus upload) and Vector Stores.
   app.use(filesRoutes({ files: deps.vectorStores.files, maxFileBytes: deps.rag.upload.maxFileBytes, costly: admit, trail }));
   app.use(vectorStoreRoutes({ stores: deps.vectorStores.stores, files: deps.vectorStores.storeFiles, search: deps.vectorStores.search, costly: admit, trail }));

@@ -3,6 +3,7 @@
  * `cli.ts` is the entry: it supervises `serve` without loading any of this.
  */
 import path from "node:path";
+import { registerCorporaCommands } from "./cli-bundles.js";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { AdminService, DEFAULT_WORKSPACE_ID } from "./admin/admin-service.js";
 import { SCOPES, type Principal, type Scope } from "./domain/scopes.js";
@@ -609,6 +610,7 @@ export function buildProgram(): Command {
         }
       });
   }
+  registerCorporaCommands(program);
   const audit = program.command("audit").description("the audit trail");
   audit
     .command("verify <file>")

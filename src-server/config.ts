@@ -195,6 +195,14 @@ export const ConfigSchema = z
         maxFileBytes: positiveInt.default(50 * 1024 * 1024),
         /** Files per upload request. */
         maxFilesPerUpload: positiveInt.max(1000).default(100),
+        /** Corpus bundles (export and import, `rag/bundles/`). */
+        bundles: z
+          .object({
+            /** Largest bundle accepted for import, in bytes (it is kept, encrypted, under `<data-dir>/imports` until imported). */
+            maxBytes: positiveInt.default(64 * 1024 * 1024 * 1024),
+          })
+          .strict()
+          .prefault({}),
         /** Chunk size aimed for, in tokens of the embedding model. */
         chunkTargetTokens: positiveInt.default(200),
         /** Hard cap per chunk, in tokens (also capped by the embedding model's input length). */
@@ -451,8 +459,8 @@ export type ConfigInput = DeepPartial<z.input<typeof ConfigSchema>>;
 
 /** Default data directory per platform (XDG on Linux). */
 /** What a client command (`pustaka mcp`) reads from the environment: the server's URL and a key. */
-export function clientEnvironment(env: NodeJS.ProcessEnv = process.env): { url: string | undefined; apiKey: string | undefined } {
-  return { url: env.PUSTAKA_URL || undefined, apiKey: env.PUSTAKA_API_KEY || undefined };
+export function clientEnvironment(env: NodeJS.ProcessEnv = process.env): { url: string | undefined; apiKey: string | undefined; bundlePassphrase: string | undefined } {
+  return { url: env.PUSTAKA_URL || undefined, apiKey: env.PUSTAKA_API_KEY || undefined, bundlePassphrase: env.PUSTAKA_BUNDLE_PASSPHRASE || undefined };
 }
 
 export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {

@@ -28,6 +28,7 @@ import { ServiceAccountStore } from "./store/service-account-store.js";
 import type { SecurityStatus } from "./contract/index.js";
 import { AuditService } from "./audit/audit-service.js";
 import { AuditSigner } from "./security/audit-chain.js";
+import { BundleService } from "./rag/bundles/bundle-service.js";
 import { AuditStore } from "./store/audit-store.js";
 import { ConfigError, isLoopbackHost, type Config } from "./config.js";
 import { createHttpListener, drainServer } from "./http/http-listener.js";
@@ -247,13 +248,16 @@ export async function createServer(config: Config, options: ServerOptions): Prom
     resources.add(() => engine.close());
     for (const entry of registry.entries) if (entry.remote) remote.add(entry);
     const metrics = new Metrics({ engine: () => engine.status(), upstreams: () => registry.entries.flatMap((entry) => (entry.remote ? (engine.upstreams(entry) ?? []).map((u) => ({ model: entry.id, ...u })) : [])), documents: () => rag.documentCounts() });
-    const rag = composeRag(config, store, registry, engine, keyProvider, logger, options.workers?.documentParser, clock, audit, shared ? { bus, origin: replicaId } : null);
+    const rag = composeRag(config, store, registry, engine, keyProvider, logger, options.workers?.documentParser, clock, audit, shared ? { bus, origin: replicaId } : null, options.version);
     resources.add(() => rag.services.events.close());
     resources.add(() => rag.cold.close());
     resources.add(() => rag.services.tombstones.idle());
     // Deletions a crash interrupted are finished before anything else touches their corpora.
     const recovered = await rag.services.tombstones.recover();
     if (recovered.completed.length + recovered.destroyed.length > 0) logger.warn(recovered, "finished deletions interrupted by a stop");
+    // Imports a stop cut short leave no corpus behind; bundles received but never imported expire.
+    const imports = await rag.services.bundles.sweep();
+    if (imports.rolledBack + imports.expired > 0) logger.warn(imports, "cleaned up corpus bundle imports");
     const orphans = await rag.services.documents.sweepOrphans();
     if (orphans > 0) logger.warn({ orphans }, "removed stored files that belonged to no document");
     // Replicas may be uploading right now: only a lone server sweeps uploads cut off before their record.
@@ -537,7 +541,7 @@ function readTlsFile(file: string, what: "certificate" | "key"): Buffer {
 }
 
 /** The grounded-answer half: stores, keys, indexes, services and the indexing worker. */
-function composeRag(config: Config, store: SqlDatabase, registry: ModelRegistry, engine: InferenceEngine, keyProvider: KeyProvider, logger: Logger, parserModule: string | undefined, clock: Clock, audit: AuditService, replicas: { bus: MessageBus; origin: string } | null) {
+function composeRag(config: Config, store: SqlDatabase, registry: ModelRegistry, engine: InferenceEngine, keyProvider: KeyProvider, logger: Logger, parserModule: string | undefined, clock: Clock, audit: AuditService, replicas: { bus: MessageBus; origin: string } | null, version: string) {
   // Replicas sharing the store record every change to a corpus's chunks in the change feed, which each follows.
   const feed = replicas ? new CorpusFeed(store, replicas.origin) : null;
   const corpusStore = new CorpusStore(store);
@@ -649,5 +653,24 @@ function composeRag(config: Config, store: SqlDatabase, registry: ModelRegistry,
   const sources = new SourceService({ corpora, documents: documentStore, chunks: chunkStore, keyring, blobs, ocrPages: new OcrPageStore(store) });
   const vectorStores = composeVectorStores({ store, dataDir: config.dataDir, keyProvider, clock, maxFileBytes: config.rag.maxFileBytes, corpora, corpusStore, documents, documentStore, queries, sources });
   const follower = feed && replicas ? new CorpusFollower(feed, replicas.bus, indexes, { logger }) : null;
-  return { indexer, indexes, follower, feed, cold, corpusStore, documentCounts: () => documentStore.countsByStatus(), services: { corpora, documents, queries, tuning, sources, ocr, events, tombstones, vectorStores } };
+  const bundles = new BundleService({
+    corpora,
+    corpusStore,
+    documents: documentStore,
+    chunks: chunkStore,
+    ocrPages: new OcrPageStore(store),
+    blobs,
+    keyring,
+    registry,
+    indexes,
+    tombstones,
+    audit,
+    onQueued: (ids) => indexer.wake(ids),
+    dataDir: config.dataDir,
+    maxFileBytes: config.rag.maxFileBytes,
+    maxBundleBytes: config.rag.bundles.maxBytes,
+    appVersion: version,
+    logger,
+  });
+  return { indexer, indexes, follower, feed, cold, corpusStore, documentCounts: () => documentStore.countsByStatus(), services: { corpora, documents, queries, tuning, sources, ocr, events, tombstones, vectorStores, bundles } };
 }

@@ -43,6 +43,8 @@ export type AuditEventType =
   | "mcp.request"
   | "corpus.create"
   | "corpus.delete"
+  | "corpus.export"
+  | "corpus.import"
   | "document.delete"
   | "tombstone.purge"
   | "workspace.create"
@@ -176,7 +178,7 @@ export class AuditService {
 
   private constructor(
     private readonly store: AuditStore,
-    private readonly signer: AuditSigner,
+    readonly signer: AuditSigner,
     private readonly options: AuditServiceOptions,
     heads: readonly ChainHead[],
   ) {

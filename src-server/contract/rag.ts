@@ -429,3 +429,35 @@ export interface ChunkContext {
   before: string | null;
   after: string | null;
 }
+
+/**
+ * A corpus bundle received and verified, not yet imported (`POST /v1/rag/bundles/imports`):
+ * who signed it and what it holds, for a person to check before `…/commit` writes it.
+ */
+export interface BundleImport {
+  id: string;
+  object: "rag.bundle_import";
+  status: "verified";
+  /** Of the bundle as received (encrypted). */
+  bytes: number;
+  created_at: number;
+  /** After this it is removed unimported. */
+  expires_at: number;
+  /** The exporting instance's Ed25519 key: compare `key_id` with what its owner reads on theirs (`GET /v1/rag/bundles/recipient`). */
+  signer: { key_id: string; public_key: string };
+  source: { instance: string; exported_by: string; exported_at: number; app_version: string; corpus_name: string };
+  counts: { documents: number; passages: number; original_bytes: number };
+  /** The model the passages were embedded with; `local`: the model here with the same file (sha256), or null when there is none. */
+  embedding_model: { name: string; sha256: string | null; dimensions: number; local: string | null };
+  /** `recipient`: made for this instance's key; `passphrase`: opened with one (give it again to commit). */
+  encrypted_for: "passphrase" | "recipient";
+}
+
+/** `GET /v1/rag/bundles/recipient`: what a sender encrypts a bundle for, and this instance's signing key. */
+export interface BundleRecipient {
+  object: "rag.bundle_recipient";
+  /** age X25519 recipient (`age1…`). */
+  recipient: string;
+  /** The key this instance signs bundles (and audit exports) with. */
+  signer: { key_id: string; public_key: string };
+}

@@ -8,7 +8,7 @@ import type { OcrSummary } from "../store/document-store.js";
 import type { SealedOcrPage } from "../store/ocr-page-store.js";
 import type { OcrReport, OcrWord } from "./ingest/types.js";
 
-type PackedWord = [text: string, left: number, top: number, width: number, height: number, confidence: number];
+export type PackedWord = [text: string, left: number, top: number, width: number, height: number, confidence: number];
 
 export function ocrSummary(report: OcrReport): OcrSummary {
   return {
@@ -25,6 +25,11 @@ export function sealOcrPages(cipher: DataCipher, documentId: string, report: Ocr
     height: p.height,
     words: cipher.seal(Buffer.from(JSON.stringify(p.words.map((w): PackedWord => [w.text, ...w.box, w.confidence])), "utf8"), aad(documentId, p.page)),
   }));
+}
+
+/** A page whose words are already packed (`[text, left, top, width, height, confidence]`), as a corpus bundle carries them. */
+export function sealPackedOcrPage(cipher: DataCipher, documentId: string, page: { page: number; width: number; height: number; words: readonly PackedWord[] }): SealedOcrPage {
+  return { page: page.page, width: page.width, height: page.height, words: cipher.seal(Buffer.from(JSON.stringify(page.words), "utf8"), aad(documentId, page.page)) };
 }
 
 export function openOcrWords(cipher: DataCipher, documentId: string, page: SealedOcrPage): OcrWord[] {

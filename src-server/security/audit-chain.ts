@@ -10,7 +10,7 @@
  * - the live database's heads are signed the same way after every write, so rows deleted
  *   from the end of a chain are detected too.
  */
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from "node:crypto";
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, hkdfSync, sign, verify, type KeyObject } from "node:crypto";
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import canonicalize from "canonicalize";
@@ -175,6 +175,20 @@ export class AuditSigner {
   /** PEM of the public key, for pinning by whoever checks exports (`--public-key`). */
   publicKeyPem(): string {
     return createPublicKey(this.privateKey).export({ type: "spki", format: "pem" }).toString();
+  }
+
+  /**
+   * 32 bytes derived from the private key for another purpose (HKDF-SHA256, `label` as its
+   * info): replicas that share the signing key share what is derived from it, and nothing
+   * more need be stored. The bundle identity (`rag/bundles/bundle-identity.ts`) is one.
+   */
+  derive(label: string): Buffer {
+    const der = this.privateKey.export({ type: "pkcs8", format: "der" });
+    try {
+      return Buffer.from(hkdfSync("sha256", der, Buffer.alloc(0), `pustaka:${label}`, 32));
+    } finally {
+      der.fill(0);
+    }
   }
 
   /** base64 Ed25519 signature of the canonical JSON of `value`. */
