@@ -235,6 +235,8 @@ describe("corpus bundles between instances", () => {
       writeFileSync(secret, `${PASSPHRASE}\n`, { mode: 0o600 });
       const file = path.join(dir, "notis.pustaka");
       assert.match((await run(a, ["corpora", "list"])).stdout, new RegExp(`${sourceId}  Notis banjir dan air`));
+      const recipient = (await b.call("GET", "/v1/rag/bundles/recipient")).json as { recipient: string; signer: { key_id: string } };
+      assert.equal((await run(b, ["corpora", "recipient"])).stdout, `recipient: ${recipient.recipient}\nsigner:    ${recipient.signer.key_id}\n`);
       const exported = await run(a, ["corpora", "export", "Notis banjir dan air", "-o", file, "--passphrase-file", secret]);
       assert.equal(exported.code, 0, exported.stderr);
       const signer = (await a.call("GET", "/v1/rag/bundles/recipient")).json.signer.key_id as string;
@@ -257,6 +259,13 @@ describe("corpus bundles between instances", () => {
       assert.equal(imported.code, 0, imported.stderr);
       assert.match(imported.stdout, /imported as corp_\w+ 'Dari baris perintah' \(\d+ documents, \d+ passages, e5-tempatan, ready\)/);
       assert.deepEqual(await corpusNames(b), [...before, "Dari baris perintah"].sort());
+      // For the receiving instance's key: no passphrase travels, and none is asked.
+      const sealed = path.join(dir, "untuk-b.pustaka");
+      const forB = await run(a, ["corpora", "export", sourceId, "-o", sealed, "--recipient", recipient.recipient]);
+      assert.equal(forB.code, 0, forB.stderr);
+      const opened = await run(b, ["corpora", "import", sealed, "--yes", "--name", "Untuk B"]);
+      assert.equal(opened.code, 0, opened.stderr);
+      assert.match(opened.stdout, /imported as corp_\w+ 'Untuk B'/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
