@@ -40,10 +40,16 @@ export class ApiClient {
     return `${this.origin || window.location.origin}/v1`;
   }
 
+  /** The headers every request authenticates with (for a request made without `fetch`, such as an upload with progress). */
+  authHeaders(): Record<string, string> {
+    const headers: Record<string, string> = { "x-pustaka-csrf": "1" };
+    if (this.credential) headers.authorization = `Bearer ${this.credential}`;
+    return headers;
+  }
+
   /** Sends a request; resolves with the response only when it is 2xx. */
   async request(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
-    const headers: Record<string, string> = { "x-pustaka-csrf": "1", ...options.headers };
-    if (this.credential) headers.authorization = `Bearer ${this.credential}`;
+    const headers: Record<string, string> = { "x-pustaka-csrf": "1", ...options.headers, ...this.authHeaders() };
     let body = options.body;
     if (options.json !== undefined) {
       headers["content-type"] = "application/json";

@@ -1,6 +1,6 @@
 /** One corpus: facts, upload, live indexing, documents, deletion. */
 import { useQuery } from "@tanstack/react-query";
-import { ArrowLeft, MessageSquare, ScanText, SlidersHorizontal, Trash2 } from "lucide-react";
+import { ArrowLeft, Download, MessageSquare, ScanText, SlidersHorizontal, Trash2 } from "lucide-react";
 import { useState } from "react";
 import { ApiError } from "../api/api-error.js";
 import { useApi } from "../api/api-context.js";
@@ -14,6 +14,7 @@ import { StatusBadge } from "../ui/StatusBadge.js";
 import { corpusLabel, corpusTone } from "./corpus-status.js";
 import { DeleteCorpusDialog } from "./DeleteCorpusDialog.js";
 import { DocumentsTable } from "./DocumentsTable.js";
+import { ExportBundleDialog } from "./ExportBundleDialog.js";
 import { languageList } from "./ocr-languages.js";
 import { OcrSettingsDialog } from "./OcrSettingsDialog.js";
 import { SearchSettingsDialog, searchSummary } from "./SearchSettingsDialog.js";
@@ -32,6 +33,7 @@ export function CorpusDetail({ corpusId }: { corpusId: string }) {
   const [deleting, setDeleting] = useState(false);
   const [tuning, setTuning] = useState(false);
   const [ocrOpen, setOcrOpen] = useState(false);
+  const [exporting, setExporting] = useState(false);
   // "failed": only the documents that could not be indexed (the header's count opens it).
   const [show, setShow] = useState<"all" | "failed">("all");
   const uploads = useUploads(corpusId);
@@ -100,9 +102,14 @@ export function CorpusDetail({ corpusId }: { corpusId: string }) {
           <button type="button" className="btn" onClick={() => setOcrOpen(true)}>
             <ScanText aria-hidden="true" size={16} /> {t("corpus.ocrSettings")}
           </button>
+          <button type="button" className="btn" onClick={() => setExporting(true)} disabled={c.status === "indexing"} title={c.status === "indexing" ? t("corpus.exportBusy") : undefined}>
+            <Download aria-hidden="true" size={16} /> {t("corpus.export")}
+          </button>
           <button type="button" className="btn" onClick={() => setDeleting(true)}>
             <Trash2 aria-hidden="true" size={16} /> {t("corpus.delete")}
           </button>
+          {/* A disabled button cannot be focused to hear its title: the reason is on the page too. */}
+          {c.status === "indexing" && <p className="corpus-action-note">{t("corpus.exportBusy")}</p>}
         </div>
       </header>
       <UploadZone onFiles={uploads.upload} ocrLanguages={c.ocr_languages} />
@@ -132,6 +139,7 @@ export function CorpusDetail({ corpusId }: { corpusId: string }) {
       <DeleteCorpusDialog corpus={c} open={deleting} onOpenChange={setDeleting} />
       {tuning && <SearchSettingsDialog corpus={c} open={tuning} onOpenChange={setTuning} />}
       {ocrOpen && <OcrSettingsDialog corpus={c} open={ocrOpen} onOpenChange={setOcrOpen} />}
+      <ExportBundleDialog corpus={c} open={exporting} onOpenChange={setExporting} />
     </div>
   );
 }

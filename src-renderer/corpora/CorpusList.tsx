@@ -1,6 +1,6 @@
 /** Every corpus of the workspace with its status and counts. */
 import { useQuery } from "@tanstack/react-query";
-import { Library, Plus } from "lucide-react";
+import { FileInput, Library, Plus } from "lucide-react";
 import { useState } from "react";
 import { useApi } from "../api/api-context.js";
 import { listCorpora } from "../api/corpora-api.js";
@@ -13,6 +13,7 @@ import { StatusBadge } from "../ui/StatusBadge.js";
 import { corpusLabel, corpusTone } from "./corpus-status.js";
 import { CreateCorpusDialog } from "./CreateCorpusDialog.js";
 import { DELETED_NOTICE_KEY } from "./DeleteCorpusDialog.js";
+import { ImportBundleDialog } from "./ImportBundleDialog.js";
 
 function takeDeletedNotice(): { name: string; expires: number } | null {
   const raw = sessionStorage.getItem(DELETED_NOTICE_KEY);
@@ -28,6 +29,7 @@ export function CorpusList() {
   const { t, number, dateTime, date } = useI18n();
   const client = useApi();
   const [creating, setCreating] = useState(false);
+  const [importing, setImporting] = useState(false);
   const [deleted, setDeleted] = useState(takeDeletedNotice);
   const corpora = useQuery({
     queryKey: ["corpora"],
@@ -43,9 +45,14 @@ export function CorpusList() {
           <p className="page-sub">{t("corpora.subtitle")}</p>
         </div>
         {corpora.data && corpora.data.length > 0 && (
-          <button type="button" className="btn btn-primary" onClick={() => setCreating(true)}>
-            <Plus aria-hidden="true" size={16} /> {t("corpora.new")}
-          </button>
+          <>
+            <button type="button" className="btn" onClick={() => setImporting(true)}>
+              <FileInput aria-hidden="true" size={16} /> {t("corpora.import")}
+            </button>
+            <button type="button" className="btn btn-primary" onClick={() => setCreating(true)}>
+              <Plus aria-hidden="true" size={16} /> {t("corpora.new")}
+            </button>
+          </>
         )}
       </header>
       {deleted && (
@@ -66,9 +73,14 @@ export function CorpusList() {
           icon={Library}
           title={t("corpora.emptyTitle")}
           actions={
-            <button type="button" className="btn btn-primary btn-large" onClick={() => setCreating(true)}>
-              <Plus aria-hidden="true" size={16} /> {t("corpora.new")}
-            </button>
+            <>
+              <button type="button" className="btn btn-primary btn-large" onClick={() => setCreating(true)}>
+                <Plus aria-hidden="true" size={16} /> {t("corpora.new")}
+              </button>
+              <button type="button" className="btn btn-large" onClick={() => setImporting(true)}>
+                <FileInput aria-hidden="true" size={16} /> {t("corpora.import")}
+              </button>
+            </>
           }
         >
           <p>{t("corpora.emptyBody")}</p>
@@ -113,6 +125,7 @@ export function CorpusList() {
         </div>
       )}
       <CreateCorpusDialog open={creating} onOpenChange={setCreating} />
+      <ImportBundleDialog open={importing} onOpenChange={setImporting} />
     </div>
   );
 }
