@@ -150,7 +150,8 @@ export class BundleService {
         ocrPage: (id, page) => ocrPages.page(id, page),
         model: { name: corpus.embeddingModel, sha256: await this.modelSha256(model), dimensions: corpus.dimensions },
         signer: this.deps.audit.signer,
-        exportedBy: actorOf(principal),
+        // The key's or session's name as people know it, and the actor id the audit trail uses.
+        exportedBy: `${principal.keyName ? `${principal.keyName} · ` : ""}${actorOf(principal)}`.slice(0, 200),
         appVersion: this.deps.appVersion,
         now: nowSeconds(),
       },
