@@ -33,6 +33,7 @@ import { ServiceAccountService } from "./admin/service-account-service.js";
 import { OAuthKeys } from "./security/oauth-keys.js";
 import { ServiceAccountStore } from "./store/service-account-store.js";
 import { serverLogger } from "./supervisor/server-logger.js";
+import { registerBackupCommands } from "./ops/backup-cli.js";
 import { supervisorChannel } from "./supervisor/supervisor-protocol.js";
 
 interface CommonFlags {
@@ -149,7 +150,7 @@ function configFrom(flags: Partial<ServeFlags>): Config {
 
 function withCommonOptions(command: Command): Command {
   return command
-    .option("--config <file>", "JSON configuration file (see README)")
+    .option("--config <file>", "JSON configuration file (see docs/operations.md#configuration-reference)")
     .option("--data-dir <dir>", "where the database lives (default: the platform's app-data folder, or PUSTAKA_DATA_DIR)")
     .option("--database <url>", "a postgres:// URL: keep the store in Postgres, shared by every replica of a team server (default: SQLite in the data folder; or PUSTAKA_DATABASE_URL)")
     .option("--models-dir <dir>", "folder scanned for .gguf models (default: <data-dir>/models)")
@@ -618,6 +619,7 @@ export function buildProgram(): Command {
     .option("--public-key <file>", "the instance's audit key (PEM or base64, from GET /v1/audit/signing-key) the manifest must be signed with")
     .option("--json", "print the result as JSON")
     .action((file: string, flags: { publicKey?: string; json?: boolean }) => verifyExport(file, flags));
+  registerBackupCommands(program, { withCommonOptions, configFrom, version: () => layout().version });
   return program;
 }
 

@@ -243,7 +243,7 @@ export const ConfigSchema = z
           .prefault({}),
         /**
          * Heap of the worker that parses one document, in MiB; a document needing more fails
-         * (`document_too_complex`). Inflated data is bounded apart from it (see README, hostile files).
+         * (`document_too_complex`). Inflated data is bounded apart from it (see docs/operations.md, hostile files).
          */
         parseMemoryMb: z.number().int().min(64).max(8192).default(192),
         /**
@@ -377,6 +377,22 @@ export const ConfigSchema = z
           .optional(),
       })
       .refine((s) => s.provider !== "pkcs11" || s.pkcs11 !== undefined, { message: "provider 'pkcs11' needs security.pkcs11 { module, tokenLabel }", path: ["pkcs11"] })
+      .prefault({}),
+    /** Backups the server takes itself (docs/backup-restore.md); `pustaka backup` takes one on demand. */
+    backup: z
+      .object({
+        /** Folder the backups go to (outside the data folder); absent = no scheduled backups. */
+        dir: z.string().min(1).optional(),
+        /** Hours between backups (fractions allowed). */
+        everyHours: z.number().positive().max(8760).default(24),
+        /** Complete backups kept in `dir`; older ones are deleted after each new one. */
+        keep: z.number().int().min(1).max(1000).default(7),
+        /** local-file KEK: put it in each backup (the backup then restores on its own, so keep it as safe as the KEK). */
+        includeKek: z.boolean().default(false),
+        /** Copy the model files into each backup (large) instead of recording their names and SHA-256. */
+        withModels: z.boolean().default(false),
+      })
+      .strict()
       .prefault({}),
     models: z
       .object({
@@ -560,6 +576,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
       }
     }
   }
+  if (config.backup.dir) config.backup.dir = path.resolve(config.backup.dir);
   if (config.tls.certFile) config.tls.certFile = path.resolve(config.tls.certFile);
   if (config.tls.keyFile) config.tls.keyFile = path.resolve(config.tls.keyFile);
   const hsm = config.security.pkcs11;

@@ -89,6 +89,7 @@ import { composeVectorStores, type VectorStores } from "./rag/vector-stores/comp
 import { secondsOf, systemClock, type Clock } from "./domain/clock.js";
 import { databaseLocationOf, latestSchemaVersion, openSqlDatabase, type SqlDatabase } from "./store/sql-database.js";
 import { Readiness } from "./ops/readiness.js";
+import { startBackupSchedule } from "./ops/backup.js";
 import type { ActiveWork } from "./engine/types.js";
 import { DocumentStore } from "./store/document-store.js";
 import { SessionStore, SqlSignInTokens } from "./store/session-store.js";
@@ -466,6 +467,9 @@ export async function createServer(config: Config, options: ServerOptions): Prom
         await rag.follower?.start();
         if (rag.follower) resources.add(() => rag.follower!.close());
         rag.indexer.start();
+        // Scheduled backups (config.backup), taken by the same code as `pustaka backup`.
+        const backups = await startBackupSchedule(config, { provider: keyProvider, version: options.version, audit, logger });
+        if (backups) resources.add(() => backups.close());
         // Expired tombstones and keys are destroyed now and hourly; what is destroyed is reported through `onPurged`.
         const purgeTombstones = () => rag.services.tombstones.purge().catch((error: unknown) => logger.error({ err: error }, "purging tombstones failed"));
         // Vector stores whose expiry passed lose their documents; files whose expiry passed are deleted.

@@ -60,6 +60,8 @@ export type AuditEventType =
   | "auth.failed"
   | "rate_limit.rejected"
   | "kek.rotate"
+  | "backup.create"
+  | "backup.restore"
   | "oauth.rotate_key"
   | "remote_model.create"
   | "remote_model.delete"
