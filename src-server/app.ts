@@ -55,6 +55,7 @@ import { requestContext } from "./http/request-context.js";
 import { adminRoutes } from "./http/routes/admin-routes.js";
 import { openApiDocument } from "./http/openapi/openapi-document.js";
 import { doc } from "./http/openapi/route-doc.js";
+import { docsPage } from "./http/openapi/docs-page.js";
 import type { Metrics } from "./http/metrics.js";
 import type { Readiness } from "./ops/readiness.js";
 import { chatRoutes } from "./http/routes/chat-routes.js";
@@ -115,6 +116,7 @@ export interface AppDeps {
 export function createApp(deps: AppDeps): Express {
   const app = express();
   const startedAt = Math.floor(Date.now() / 1000);
+  let openApi: Record<string, unknown> | undefined;
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("query parser", "simple");
@@ -148,6 +150,8 @@ export function createApp(deps: AppDeps): Express {
   const issuer = () => deps.oauth.accounts.settings.issuer();
   app.locals.publicUrl = issuer;
   app.use(mcpMetadataRoutes(issuer));
+  // The API reference as a page, from the OpenAPI document, authenticated as the document is (before the workbench's page fallback).
+  app.use(docsPage({ document: () => (openApi ??= openApiDocument(app, { version: deps.version })), authenticate: authenticate(deps.admin, deps.sessions, deps.audit, deps.oauth.accounts, authThrottle), authenticated: rateLimitHeaders(deps.rateLimits) }));
   // The workbench's files and pages; it never answers a path under the API's prefixes
   // (http/api-paths.ts), so those reach the routes below or the JSON 404.
   if (deps.rendererDir) app.use(workbenchStatic(deps.rendererDir));
@@ -189,7 +193,6 @@ export function createApp(deps: AppDeps): Express {
   app.use(conversationRoutes(deps.conversations, deps.rag.corpora));
   app.use(tombstoneRoutes(deps.rag.tombstones));
   app.use(mcpRoutes({ corpora: deps.rag.corpora, documents: deps.rag.documents, queries: deps.rag.queries, sources: deps.rag.sources, version: deps.version }, admit, trail));
-  let openApi: Record<string, unknown> | undefined;
   app.get("/v1/openapi.json", doc({ summary: "This API as an OpenAPI 3.1 document, generated from the routes served and the schemas they validate with", tag: "Discovery" }), (_req, res) => {
     res.json((openApi ??= openApiDocument(app, { version: deps.version })));
   });

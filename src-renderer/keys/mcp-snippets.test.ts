@@ -1,5 +1,5 @@
 /// <reference types="node" />
-// The renderer never uses Node; this test, run by vitest under Node, reads the README from disk.
+// The renderer never uses Node; this test, run by vitest under Node, reads docs/clients.md from disk.
 // eslint-disable-next-line import-x/no-nodejs-modules
 import { readFileSync } from "node:fs";
 // eslint-disable-next-line import-x/no-nodejs-modules
@@ -7,25 +7,25 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { formatJson, MCP_CLIENTS, mcpConfig, mcpConfigText, mcpUrl, type McpClient } from "./mcp-snippets.js";
 
-// The README at the repo root, read as it is now: the page and the README cannot drift apart.
-const readme = readFileSync(path.resolve(import.meta.dirname, "../../README.md"), "utf8");
+// The documentation's MCP configurations, read as they are now: the page and the docs cannot drift apart.
+const readme = readFileSync(path.resolve(import.meta.dirname, "../../docs/clients.md"), "utf8");
 
-/** The JSON block that follows `<!-- mcp-config: NAME -->` in the README, parsed. */
+/** The JSON block that follows `<!-- mcp-config: NAME -->` in docs/clients.md, parsed. */
 function readmeBlock(name: McpClient): unknown {
   const match = new RegExp(`<!-- mcp-config: ${name} -->\\s*\`\`\`json\\n([\\s\\S]*?)\\n\`\`\``).exec(readme);
-  if (!match) throw new Error(`README.md has no block after <!-- mcp-config: ${name} -->`);
+  if (!match) throw new Error(`docs/clients.md has no block after <!-- mcp-config: ${name} -->`);
   return JSON.parse(match[1]!);
 }
 
-// The README's placeholders: generating with them must give the README's blocks exactly.
-const README_INPUT = { origin: "http://127.0.0.1:7780", apiKey: "psk-your-key" };
+// The documentation's placeholders: generating with them must give its blocks exactly.
+const DOC_INPUT = { origin: "http://127.0.0.1:7780", apiKey: "psk-your-key" };
 
 describe("MCP client configurations", () => {
-  it.each(MCP_CLIENTS.map((c) => c.client))("%s equals the README's block", (client) => {
-    expect(JSON.parse(mcpConfigText(client, README_INPUT))).toEqual(readmeBlock(client));
+  it.each(MCP_CLIENTS.map((c) => c.client))("%s equals the documented block", (client) => {
+    expect(JSON.parse(mcpConfigText(client, DOC_INPUT))).toEqual(readmeBlock(client));
   });
 
-  it("covers every configuration the README documents, and no other", () => {
+  it("covers every configuration the docs document, and no other", () => {
     const documented = [...readme.matchAll(/<!-- mcp-config: ([\w-]+) -->/g)].map((m) => m[1]).sort();
     expect(documented).toEqual(MCP_CLIENTS.map((c) => c.client).sort());
   });
@@ -46,8 +46,8 @@ describe("MCP client configurations", () => {
 });
 
 describe("formatJson", () => {
-  it("keeps what fits on a line on it and spreads the rest, as the README writes it", () => {
-    const text = mcpConfigText("claude-desktop", README_INPUT);
+  it("keeps what fits on a line on it and spreads the rest, as the docs write it", () => {
+    const text = mcpConfigText("claude-desktop", DOC_INPUT);
     expect(text).toContain('"args": ["mcp"],');
     expect(text.split("\n").every((line) => line.length <= 80)).toBe(true);
     expect(formatJson({ a: [], b: {}, c: null, d: [1, "x", true] })).toBe('{ "a": [], "b": {}, "c": null, "d": [1, "x", true] }');

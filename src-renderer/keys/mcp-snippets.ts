@@ -1,5 +1,5 @@
 /**
- * MCP client configurations pointing at this server, ready to paste. They are the README's
+ * MCP client configurations pointing at this server, ready to paste. They are docs/clients.md's
  * blocks (`<!-- mcp-config: NAME -->`) with the address and the key filled in; a test keeps
  * the two equal.
  */
@@ -43,7 +43,7 @@ export function mcpConfig(client: McpClient, { origin, apiKey }: McpInput): Reco
   }
 }
 
-/** The configuration as the text to paste (JSON laid out as the README writes it). */
+/** The configuration as the text to paste (JSON laid out as docs/clients.md writes it). */
 export const mcpConfigText = (client: McpClient, input: McpInput) => formatJson(mcpConfig(client, input));
 
 /**

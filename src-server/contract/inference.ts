@@ -14,7 +14,7 @@ export type ChatRequestMessage =
   | { role: "assistant"; content: string | null; tool_calls?: WireToolCall[] }
   | { role: "tool"; content: string; tool_call_id: string };
 
-/** The parts of a chat request the workbench uses; the server accepts OpenAI's full set (see README). */
+/** The parts of a chat request the workbench uses; the server accepts OpenAI's full set (see docs/api.md). */
 export interface ChatRequest {
   model?: string;
   messages: ChatRequestMessage[];

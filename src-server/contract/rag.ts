@@ -294,7 +294,7 @@ export interface QueryRequest {
 export interface FusionOption {
   method?: "convex" | "dbsf" | "rrf";
   vector_weight?: number;
-  /** How the keyword weight adapts to the question (see the README's "Hybrid search"). */
+  /** How the keyword weight adapts to the question (see docs/retrieval.md, "Hybrid search"). */
   keyword_trust?: "auto" | "squared" | "linear" | "language" | "fixed";
 }
 
@@ -389,7 +389,7 @@ export interface SearchResult {
   /** False when nothing in the corpus is close enough to the query. */
   relevant: boolean;
   best_similarity: number | null;
-  /** What the relevance decision was made from (see the README's "Not in the corpus"). */
+  /** What the relevance decision was made from (see docs/retrieval.md, "Not in the corpus"). */
   evidence: RelevanceEvidence;
   /** The rerank model that ordered `data` (its scores are then `score`), or null. */
   reranked_by: string | null;

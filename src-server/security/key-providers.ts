@@ -26,7 +26,7 @@ export interface OpenKeyProviderOptions {
 
 export const LOCAL_KEY_FILE_WARNING =
   "the key-encryption key is in a local file (security.provider 'local-file'): meant for development and single-user machines; " +
-  "keep it in a hardware security module with security.provider 'pkcs11' (README: Keys in an HSM)";
+  "keep it in a hardware security module with security.provider 'pkcs11' (docs/operations.md: Keys in an HSM)";
 
 /** Where the local provider keeps its KEK. */
 export function localKeyFile(settings: KeyProviderSettings, dataDir: string): string {

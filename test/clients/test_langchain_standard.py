@@ -7,7 +7,7 @@ few tests that judge the *model's* answer fail for that reason alone. Those are 
 MODEL_LIMITED with `xfail(strict=True)`: a new failure anywhere else is a failure, and a pinned
 test that starts passing is an XPASS(strict) failure too, so the list has to be kept true. Two
 whose outcome flips with the CPU's kernels (MODEL_VARIES_BY_CPU) are pinned without strict.
-The README shows the same list as a table (print it with
+docs/clients.md shows the same list as a table (print it with
 `python test/clients/test_langchain_standard.py`; a test checks that the two agree).
 """
 
@@ -153,7 +153,7 @@ class TestPustakaOpenAIEmbeddings(EmbeddingsIntegrationTests):
 
 
 def markdown_table() -> str:
-    """The pinned tests as the Markdown table in the README."""
+    """The pinned tests as the Markdown table in docs/clients.md."""
     lines = ["| Test (`ChatModelIntegrationTests`) | Whose | Reason |", "|---|---|---|"]
     for whose, pins in (("model", MODEL_LIMITED), ("model, by CPU (not strict)", MODEL_VARIES_BY_CPU), ("server", SERVER_BUGS)):
         lines += [f"| `{name}` | {whose} | {reason.replace('|', '/')} |" for name, reason in pins.items()]
@@ -161,9 +161,9 @@ def markdown_table() -> str:
 
 
 def test_expected_failures_table_is_current() -> None:
-    """The README holds exactly the table of the pins above."""
-    document = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    assert markdown_table() in document, "update the table in the README: python test/clients/test_langchain_standard.py"
+    """docs/clients.md holds exactly the table of the pins above."""
+    document = (Path(__file__).resolve().parents[2] / "docs" / "clients.md").read_text(encoding="utf-8")
+    assert markdown_table() in document, "update the table in docs/clients.md: python test/clients/test_langchain_standard.py"
 
 
 if __name__ == "__main__":

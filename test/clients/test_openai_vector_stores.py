@@ -16,7 +16,7 @@ from openai import OpenAI
 from conftest import Server
 
 DOCS_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "eval" / "docs"
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "api.md"
 POLL_MS = 200
 
 KELANTAN = "banjir-kelantan-2022.md"
@@ -233,7 +233,7 @@ def test_llamaindex_openai_responses_with_file_search(server: Server, store) -> 
 
 
 def test_readme_example_runs(server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, client: OpenAI) -> None:
-    """The README's vector-store example, run as written (in a folder holding the file it opens)."""
+    """The vector-store example of docs/api.md, run as written (in a folder holding the file it opens)."""
     text = README.read_text(encoding="utf-8")
     found = re.findall(r"<!-- vector-stores example -->\n```python\n(.*?)\n```", text, flags=re.S)
     assert len(found) == 1
@@ -244,7 +244,7 @@ def test_readme_example_runs(server: Server, tmp_path: Path, monkeypatch: pytest
     namespace: dict = {"__name__": "readme_vector_stores"}
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(compile(code, "README.md:vector-stores", "exec"), namespace)  # noqa: S102 - our own documentation
+        exec(compile(code, "docs/api.md:vector-stores", "exec"), namespace)  # noqa: S102 - our own documentation
     assert printed.getvalue().startswith(KELANTAN), printed.getvalue()
     assert namespace["file"].status == "completed"
     client.vector_stores.delete(namespace["store"].id)

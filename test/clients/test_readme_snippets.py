@@ -1,4 +1,4 @@
-"""Every Python snippet of the README, run exactly as written against the server.
+"""Every Python snippet of docs/clients.md (once the README's), run exactly as written against the server.
 
 The snippets are read from the Markdown itself (each fenced block after a
 `<!-- snippet: NAME -->` marker), so the documentation and the tests cannot drift apart.
@@ -18,7 +18,7 @@ import pytest
 
 from conftest import server_from_env
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "clients.md"
 DOC_URL = "http://127.0.0.1:7780"
 DOC_CHAT_MODEL = "svc-merlion-13b"
 DOC_EMBED_MODEL = "svc-embed-1024"
@@ -60,7 +60,7 @@ def test_snippet(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     namespace: dict = {"__name__": f"readme_snippet_{name}"}
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(compile(code, f"README.md:{name}", "exec"), namespace)  # noqa: S102 - our own documentation
+        exec(compile(code, f"docs/clients.md:{name}", "exec"), namespace)  # noqa: S102 - our own documentation
     assert printed.getvalue().strip(), f"the {name} snippet printed nothing"
     for check in CHECKS[name]:
         assert eval(check, namespace), f"{name}: {check}"  # noqa: S307 - fixed expressions above

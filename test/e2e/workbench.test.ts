@@ -3,7 +3,8 @@
  * against the real server (built UI, real small models, fresh data directory). Sign in,
  * build a corpus from every format, ask in English and in Malay, open a PDF citation at
  * its page, stop a generation, create and revoke a key; a page of another origin cannot
- * use the session. Assertions are on the DOM; screenshots land in test-results/e2e/.
+ * use the session. Assertions are on the DOM; screenshots land in test-results/e2e/, and the
+ * ones the user guide shows are copied to docs/images/ (DOC_SHOTS).
  * Also prints the figures the closing note records: start-to-interactive time and the
  * delay between an answer chunk reaching the page and its text on screen.
  */
@@ -17,13 +18,26 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { REPO_ROOT, testModel } from "../helpers/models.js";
-import { CHROMIUM, CHROMIUM_ARGS, capAnswers, screenshotter } from "../helpers/browser.js";
+import { CHROMIUM, CHROMIUM_ARGS, capAnswers, screenshotter, type DocShot } from "../helpers/browser.js";
 import { startTestServer, type TestServer } from "../helpers/test-server.js";
 
 const RENDERER = path.join(REPO_ROOT, "dist", "renderer");
 const FIXTURES = path.join(REPO_ROOT, "test", "fixtures", "documents");
 const NOTICE = path.join(REPO_ROOT, "test", "fixtures", "ocr", "notis-air-klang.png");
 const SHOTS = path.join(REPO_ROOT, "test-results", "e2e");
+/** The screens docs/user-guide.md (and the README) show, by the names they use there. */
+const DOC_SHOTS: Record<string, DocShot> = {
+  "02-uploading": { name: "corpus-uploading" },
+  "03-corpus-ready": { name: "corpus-documents", dark: true },
+  "03b-failed-documents": { name: "corpus-failed" },
+  "03c-search-settings": { name: "search-settings" },
+  "04-answers": { name: "workbench-chat", dark: true },
+  "05-pdf-citation": { name: "citation-pdf", dark: true },
+  "05a-create-corpus-ocr": { name: "corpus-create" },
+  "05b-ocr-document": { name: "ocr-details" },
+  "05c-ocr-citation": { name: "citation-ocr" },
+  "08-keys": { name: "keys" },
+};
 
 /** Records, in the page, when answer chunks arrive and when answer text changes on screen. */
 const TIMING_PROBE = `
@@ -63,7 +77,7 @@ describe("the workbench in Chromium", () => {
   let page: Page;
   let startToInteractiveMs = 0;
   const tokenDelays: number[] = [];
-  const shot = screenshotter(() => page, SHOTS);
+  const shot = screenshotter(() => page, SHOTS, DOC_SHOTS);
 
   before(async () => {
     assert.ok(existsSync(path.join(RENDERER, "index.html")), `the workbench is not built: run \`npm run build\` (looked in ${RENDERER})`);

@@ -1,5 +1,5 @@
 /**
- * The README's MCP client configurations, each used as written (but for the address and the
+ * The MCP client configurations of docs/clients.md, each used as written (but for the address and the
  * key) to connect with the official SDK's client the way that client would: Claude Desktop's
  * command through `pustaka mcp` over stdio (the installed bin), VS Code's, Cursor's and LM
  * Studio's URL and headers over Streamable HTTP. Also `pustaka mcp`'s refusals, and the MCP
@@ -31,7 +31,7 @@ const BIN = path.join(REPO_ROOT, JSON.parse(readFileSync(path.join(REPO_ROOT, "p
 const INSPECTOR = process.env.PUSTAKA_MCP_INSPECTOR_DIR ?? path.join(os.homedir(), ".cache", "pustaka", "mcp-inspector");
 
 function readmeConfigs(): Map<string, any> {
-  const readme = readFileSync(path.join(REPO_ROOT, "README.md"), "utf8");
+  const readme = readFileSync(path.join(REPO_ROOT, "docs", "clients.md"), "utf8");
   const found = [...readme.matchAll(/<!-- mcp-config: ([\w-]+) -->\n```json\n([\s\S]*?)\n```/g)];
   return new Map(found.map((m) => [m[1]!, JSON.parse(m[2]!)]));
 }
@@ -55,7 +55,7 @@ async function exercise(transport: Transport, corpusId: string): Promise<void> {
   }
 }
 
-describe("the README's MCP client configurations", () => {
+describe("the MCP client configurations of docs/clients.md", () => {
   let t: TestServer;
   let corpusId: string;
   const configs = readmeConfigs();

@@ -231,7 +231,7 @@ describe("service accounts and OAuth 2.0", () => {
     assert.equal((await embed()).status, 401, "a deleted account's token is dead");
   });
 
-  it("runs the README's batch-upload example with a service account", { timeout: 300_000 }, async () => {
+  it("runs the batch-upload example (docs/operations.md) with a service account", { timeout: 300_000 }, async () => {
     const corpus = (await t.call("POST", "/v1/rag/corpora", { name: "Batch", embedding_model: "minilm", chunking: "paragraph" })).json;
     const folder = path.join(work, "reports");
     mkdirSync(folder, { recursive: true });

@@ -1,6 +1,6 @@
 /**
- * Every Node snippet of the README's "Use it from other tools" (each ```ts block after a
- * `<!-- snippet: NAME -->` marker), run as written — as its own program, through tsx, with the
+ * Every Node snippet of docs/clients.md (each ```ts block after a `<!-- snippet: NAME -->`
+ * marker; they were the README's), run as written — as its own program, through tsx, with the
  * project's installed clients — against the real server. The documented address and model
  * names become the test server's; the key comes from PUSTAKA_KEY, as in the snippets.
  * (The Python snippets run in test/clients/test_readme_snippets.py.)
@@ -15,11 +15,13 @@ import { REPO_ROOT, testModel } from "../helpers/models.js";
 import { startTestServer, type TestServer } from "../helpers/test-server.js";
 
 const DOC_URL = "http://127.0.0.1:7780";
+/** Where the snippets are written. */
+const DOC = path.join("docs", "clients.md");
 /** Inside the repository (ignored by git), so the snippets' imports resolve to its node_modules. */
 const WORK = path.join(REPO_ROOT, "test-results", "readme-snippets");
 
 function nodeSnippets(): Map<string, string> {
-  const readme = readFileSync(path.join(REPO_ROOT, "README.md"), "utf8");
+  const readme = readFileSync(path.join(REPO_ROOT, DOC), "utf8");
   const found = [...readme.matchAll(/<!-- snippet: ([\w-]+) -->\n```ts\n([\s\S]*?)\n```/g)].map((m) => [m[1]!, m[2]!] as const);
   const snippets = new Map(found);
   assert.equal(snippets.size, found.length, "snippet names are unique");
@@ -54,7 +56,7 @@ const EXPECTED: Record<string, (lines: string[], served: Served) => void> = {
   },
 };
 
-describe("the README's Node snippets", () => {
+describe("the documentation's Node snippets (docs/clients.md)", () => {
   let t: TestServer;
   before(async () => {
     t = await startTestServer({
@@ -81,7 +83,7 @@ describe("the README's Node snippets", () => {
   for (const [name, check] of Object.entries(EXPECTED)) {
     it(`runs ${name} as written`, { timeout: 180_000 }, async () => {
       const code = nodeSnippets().get(name);
-      assert.ok(code, `no snippet ${name} in the README`);
+      assert.ok(code, `no snippet ${name} in ${DOC}`);
       assert.ok(code.includes(DOC_URL));
       const file = path.join(WORK, `${name}.mts`);
       writeFileSync(file, code.replaceAll(DOC_URL, t.url).replaceAll("svc-merlion-13b", "chat").replaceAll("svc-embed-1024", "embed"));

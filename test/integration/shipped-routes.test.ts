@@ -1,7 +1,7 @@
 /**
- * The server as `npm start` runs it, the built workbench mounted at `/`: every URL in
- * README's route tables (parsed from README.md, so a new row is covered without touching
- * this file) answers as the API — JSON, Prometheus text or an event stream, never the
+ * The server as `npm start` runs it, the built workbench mounted at `/`: every URL in the
+ * API reference's route tables (parsed from docs/api.md, so a new row is covered without
+ * touching this file) answers as the API — JSON, Prometheus text or an event stream, never the
  * workbench's page — and so do the discovery URLs and unknown paths under the API's
  * prefixes; page paths get the workbench. Requests ask for HTML first, as a browser does,
  * so a page fallback that takes an API path cannot hide.
@@ -23,31 +23,34 @@ const isApiPath = (p: string) => API_PREFIXES.some((prefix) => p === prefix || p
 /** What a browser sends on navigation: HTML first. */
 const BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
 
-/** One method and path of a README route table, as written (`{id}` placeholders, `?query`). */
-interface ReadmeRoute {
+/** The page whose route tables are read. */
+const API_DOC = path.join("docs", "api.md");
+
+/** One method and path of a route table of docs/api.md, as written (`{id}` placeholders, `?query`). */
+interface DocRoute {
   method: string;
   path: string;
-  /** The README row it came from (line number and text), for failure messages. */
+  /** The row it came from (file, line number and text), for failure messages. */
   row: string;
   /** Which methods and paths are written together: a row's Method cell with the paths up to the first inline method, then each inline method with the paths after it. */
   group: number;
 }
 
 /**
- * The rows of every `| Method | Path | |` table in README.md, expanded: each backticked path
+ * The rows of every `| Method | Path | |` table in docs/api.md, expanded: each backticked path
  * in the Path cell takes the methods written just before it (or the row's Method cell);
  * `[/{x}]` is an optional segment (both forms); `…/` continues the previous path before
  * the parameter that follows it (`/v1/responses/{id}` then `…/{id}/input_items`); `(= …)`
  * is an alias with the same methods.
  */
-function readmeRoutes(readme: string): ReadmeRoute[] {
-  const lines = readme.split("\n");
-  const routes: ReadmeRoute[] = [];
+function docRoutes(markdown: string): DocRoute[] {
+  const lines = markdown.split("\n");
+  const routes: DocRoute[] = [];
   let group = 0;
   for (let i = 0; i < lines.length; i++) {
     if (!/^\|\s*Method\s*\|\s*Path\s*\|/.test(lines[i]!)) continue;
     for (let j = i + 2; j < lines.length && lines[j]!.startsWith("|"); j++) {
-      const row = `README.md:${j + 1}: ${lines[j]!.slice(0, 140)}`;
+      const row = `${API_DOC}:${j + 1}: ${lines[j]!.slice(0, 140)}`;
       const [, methodCell = "", pathCell = ""] = lines[j]!.split("|").map((c) => c.trim());
       assert.match(methodCell, /^[A-Z]+(\/[A-Z]+)*$/, `a Method cell: ${row}`);
       let methods = methodCell.split("/");
@@ -89,8 +92,8 @@ interface Reply {
 
 describe("the server as `npm start` runs it (workbench at /)", () => {
   let t: TestServer;
-  const readme = readFileSync(path.join(REPO_ROOT, "README.md"), "utf8");
-  const routes = readmeRoutes(readme);
+  const apiDoc = readFileSync(path.join(REPO_ROOT, API_DOC), "utf8");
+  const routes = docRoutes(apiDoc);
 
   /** A request as a browser would send it (HTML first) with the admin key (or `key`); an event stream is closed once its head arrives. */
   const probe = async (method: string, route: string, key: string | null = t.key, accept = BROWSER_ACCEPT): Promise<Reply> => {
@@ -148,17 +151,17 @@ describe("the server as `npm start` runs it (workbench at /)", () => {
   });
   after(() => t?.close());
 
-  it("reads README's route tables", () => {
-    assert.ok(routes.length >= 60, `only ${routes.length} method/path pairs read from README's tables`);
+  it("reads the route tables of docs/api.md", () => {
+    assert.ok(routes.length >= 60, `only ${routes.length} method/path pairs read from ${API_DOC}'s tables`);
     const paths = new Set(routes.map((r) => r.path));
     for (const expected of ["/metrics", "/v1/metrics", "/v1/openapi.json", "/healthz", "/v1/chat/completions", "/v1/responses/{id}/input_items", "/v1/conversations/{id}/export?format=markdown", "/v1/admin/workspaces/{id}/api_keys/{key_id}", "/v1/rag/corpora/{id}/documents/{doc_id}/content", "/v1/admin/tombstones/purge"]) {
-      assert.ok(paths.has(expected), `${expected} read from README (got ${[...paths].join(", ")})`);
+      assert.ok(paths.has(expected), `${expected} read from ${API_DOC} (got ${[...paths].join(", ")})`);
     }
-    for (const r of routes) assert.ok(isApiPath(r.path.split("?")[0]!), `README lists ${r.path}, outside the API's prefixes (${API_PREFIXES.join(", ")}): ${r.row}`);
+    for (const r of routes) assert.ok(isApiPath(r.path.split("?")[0]!), `${API_DOC} lists ${r.path}, outside the API's prefixes (${API_PREFIXES.join(", ")}): ${r.row}`);
   });
 
-  it("answers every URL in README's route tables as the API, and serves each one listed", async () => {
-    const replies = new Map<ReadmeRoute, Reply>();
+  it("answers every URL in the route tables of docs/api.md as the API, and serves each one listed", async () => {
+    const replies = new Map<DocRoute, Reply>();
     for (const r of routes) {
       const reply = await probe(r.method, withUnknownIds(r.path));
       assertApiAnswer(`${r.method} ${r.path} (${r.row})`, reply);
@@ -168,7 +171,7 @@ describe("the server as `npm start` runs it (workbench at /)", () => {
     }
     // Rows write methods and paths together (`POST/GET/DELETE /a[/{b}]`): each path must be
     // served by one of its methods, and each method must serve one of its paths.
-    const groups = new Map<number, ReadmeRoute[]>();
+    const groups = new Map<number, DocRoute[]>();
     for (const r of routes) groups.set(r.group, [...(groups.get(r.group) ?? []), r]);
     for (const group of groups.values()) {
       const served = group.filter((r) => !unknownUrl(replies.get(r)!));
@@ -201,10 +204,16 @@ describe("the server as `npm start` runs it (workbench at /)", () => {
     assert.ok(paths.length >= 50, `${paths.length} paths`);
     assert.deepEqual(paths.filter((p) => !isApiPath(p)), [], "only API routes are documented");
     for (const p of ["/metrics", "/v1/metrics", "/healthz", "/v1/openapi.json", "/.well-known/jwks.json", "/v1/session"]) assert.ok(reply.json.paths[p], `${p} is documented`);
-    // Every documented read answers as the API (an id nothing has: the JSON 404).
-    for (const [p, ops] of Object.entries<Record<string, unknown>>(reply.json.paths)) {
+    // Every documented read answers as the API (an id nothing has: the JSON 404); one the
+    // document says is an HTML page (the API reference, /v1/docs) answers as that page.
+    for (const [p, ops] of Object.entries<Record<string, any>>(reply.json.paths)) {
       if (!ops.get) continue;
       const answer = await probe("GET", withUnknownIds(p));
+      if (Object.keys(ops.get.responses?.["200"]?.content ?? {}).includes("text/html")) {
+        assert.equal(answer.status, 200, `GET ${p}: ${answer.text.slice(0, 200)}`);
+        assert.match(answer.type, /^text\/html/, `GET ${p} is documented as a page`);
+        continue;
+      }
       assertApiAnswer(`GET ${p} (from the OpenAPI document)`, answer);
       assert.ok(!unknownUrl(answer), `GET ${p} is documented but not served`);
     }

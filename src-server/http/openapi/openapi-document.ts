@@ -88,7 +88,11 @@ function operation(route: ServedRoute, routeDoc: RouteDoc | undefined, scope: st
     summary: routeDoc?.summary ?? `${route.method.toUpperCase()} ${route.path}`,
     tags: [routeDoc?.tag ?? "Other"],
   };
-  if (scope) op.description = `Needs the \`${scope}\` scope.`;
+  if (scope) {
+    op.description = `Needs the \`${scope}\` scope.`;
+    // The same, for readers that are programs (the /docs page).
+    op["x-pustaka-scope"] = scope;
+  }
   const parameters: Record<string, unknown>[] = params.map((name) => ({ name, in: "path", required: true, schema: { type: "string" } }));
   if (routeDoc?.query) parameters.push(...queryParameters(routeDoc.query));
   if (parameters.length) op.parameters = parameters;

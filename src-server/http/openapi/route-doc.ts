@@ -20,7 +20,7 @@ export interface RouteDoc {
   /** A form-encoded body (OAuth 2.0's token request): field name → description. */
   form?: Record<string, string>;
   /** What a success answers: content type and a description (default JSON, "OK"). */
-  response?: { status?: number; description?: string; contentType?: "application/json" | "text/event-stream" | "text/plain" | "application/octet-stream" | "application/x-ndjson" | "text/csv" | "text/markdown" | "image/png" };
+  response?: { status?: number; description?: string; contentType?: "application/json" | "text/event-stream" | "text/plain" | "text/html" | "application/octet-stream" | "application/x-ndjson" | "text/csv" | "text/markdown" | "image/png" };
   /** Also streams (SSE) when the body asks for `stream: true`. */
   streams?: boolean;
   /** No bearer credential needed (health, OAuth token, JWKS, sign-in). */
