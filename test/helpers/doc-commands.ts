@@ -23,7 +23,7 @@ export function shellBlocks(relativePath: string): DocBlock[] {
 }
 
 /** Flags of `pustaka` that take a value. */
-const VALUED = new Set(["--data-dir", "--kek-file", "--keep", "--config", "--model", "--public-key", "--database", "--models-dir"]);
+const VALUED = new Set(["--data-dir", "--kek-file", "--keep", "--config", "--model", "--public-key", "--database", "--models-dir", "--output", "--passphrase-file", "--recipient", "--expect-signer", "--name", "--embedding-model", "--url", "--key"]);
 
 /** A command line's words (no quotes or expansions in documented `pustaka` lines), without leading `VAR=value`s. */
 function words(line: string): string[] {

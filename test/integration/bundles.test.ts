@@ -18,6 +18,7 @@ import { after, before, describe, it } from "node:test";
 import { Decrypter, Encrypter } from "age-encryption";
 import tar from "tar-stream";
 import { reportEmail } from "../fixtures/email/build-email.js";
+import { assertDocumentedCommandsRun } from "../helpers/doc-commands.js";
 import { REPO_ROOT, testModel } from "../helpers/models.js";
 import { evalDoc, upload, waitForStatus } from "../helpers/rag.js";
 import { startTestServer, type TestServer } from "../helpers/test-server.js";
@@ -221,7 +222,9 @@ describe("corpus bundles between instances", () => {
 
   it("does the same from the command line: export by name to a file, import with the signer confirmed; a wrong signer or none confirmed imports nothing", async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "pustaka-cli-bundle-"));
+    const runs: string[][] = [];
     const run = async (t: TestServer, args: string[]) => {
+      runs.push(args);
       try {
         const { stdout, stderr } = await promisify(execFile)(process.execPath, [...CLI, ...args], { env: { ...process.env, PUSTAKA_URL: t.url, PUSTAKA_API_KEY: t.key }, timeout: 300_000 });
         return { code: 0, stdout, stderr };
@@ -237,7 +240,7 @@ describe("corpus bundles between instances", () => {
       assert.match((await run(a, ["corpora", "list"])).stdout, new RegExp(`${sourceId}  Notis banjir dan air`));
       const recipient = (await b.call("GET", "/v1/rag/bundles/recipient")).json as { recipient: string; signer: { key_id: string } };
       assert.equal((await run(b, ["corpora", "recipient"])).stdout, `recipient: ${recipient.recipient}\nsigner:    ${recipient.signer.key_id}\n`);
-      const exported = await run(a, ["corpora", "export", "Notis banjir dan air", "-o", file, "--passphrase-file", secret]);
+      const exported = await run(a, ["corpora", "export", "Notis banjir dan air", "--output", file, "--passphrase-file", secret]);
       assert.equal(exported.code, 0, exported.stderr);
       const signer = (await a.call("GET", "/v1/rag/bundles/recipient")).json.signer.key_id as string;
       assert.match(exported.stdout, new RegExp(`signed by ${signer}`));
@@ -262,10 +265,14 @@ describe("corpus bundles between instances", () => {
       // For the receiving instance's key: no passphrase travels, and none is asked.
       const sealed = path.join(dir, "untuk-b.pustaka");
       const forB = await run(a, ["corpora", "export", sourceId, "-o", sealed, "--recipient", recipient.recipient]);
+      // The short flag works too; the documented form is the long one.
+      assert.equal((await run(a, ["corpora", "export", sourceId, "--output", `${sealed}.2`, "--recipient", recipient.recipient])).code, 0);
       assert.equal(forB.code, 0, forB.stderr);
       const opened = await run(b, ["corpora", "import", sealed, "--yes", "--name", "Untuk B"]);
       assert.equal(opened.code, 0, opened.stderr);
       assert.match(opened.stdout, /imported as corp_\w+ 'Untuk B'/);
+      // Every command docs/bundles.md shows was run here.
+      assertDocumentedCommandsRun("docs/bundles.md", "bundles", runs);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
