@@ -98,6 +98,8 @@ export class EmbeddedDocuments {
           if (outcome.kind === "parent_gone") return;
           if (outcome.kind === "already") continue;
           this.audit(corpus, document, window[j]!, outcome);
+          // Announced in the parent's order (the window's files are stored concurrently).
+          if (outcome.kind !== "refused") this.deps.events.publish(corpus.id, { type: "document.status", documentId: outcome.document.id, status: outcome.document.status, error: outcome.document.error, chunkCount: 0 });
           if (outcome.kind === "queued") queued.push(outcome.document.id);
         }
         if (queued.length >= WAKE_EVERY) wake();
@@ -162,7 +164,6 @@ export class EmbeddedDocuments {
       const winner = await this.deps.documents.findBySha256(corpus.id, sha256);
       return winner?.parentDocumentId === parent.id ? { kind: "already" } : duplicate(winner?.id ?? "(deleted meanwhile)");
     }
-    this.deps.events.publish(corpus.id, { type: "document.status", documentId: id, status: record.status, error, chunkCount: 0 });
     return { kind: error ? "failed" : "queued", document: record };
   }
 
