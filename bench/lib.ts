@@ -24,6 +24,42 @@ export function rssMb(pid: number): number {
   return kb / 1024;
 }
 
+/**
+ * The CPU by name and the instruction-set extensions that decide llama.cpp's kernels (from
+ * /proc/cpuinfo), for the report: ratios are only comparable on the same kind of CPU.
+ */
+export function cpuDescription(): { model: string; flags: string[] } {
+  let info = "";
+  try {
+    info = readFileSync("/proc/cpuinfo", "utf8");
+  } catch {
+    return { model: os.cpus()[0]?.model ?? "unknown", flags: [] };
+  }
+  const model = /^model name\s*:\s*(.+)$/m.exec(info)?.[1]?.trim() ?? os.cpus()[0]?.model ?? "unknown";
+  const present = new Set((/^flags\s*:\s*(.+)$/m.exec(info)?.[1] ?? "").split(/\s+/));
+  const relevant = ["sse4_2", "avx", "f16c", "fma", "avx2", "avx_vnni", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16", "avx512vbmi", "amx_tile", "amx_int8", "amx_bf16"];
+  return { model, flags: relevant.filter((f) => present.has(f)) };
+}
+
+/** The llama.cpp CPU backend variant (libggml-cpu-<variant>.so) a process has loaded, from its memory map. */
+export function loadedCpuVariant(pid: number): string | null {
+  try {
+    return /libggml-cpu-([A-Za-z0-9_.]+?)\.so\b/.exec(readFileSync(`/proc/${pid}/maps`, "utf8"))?.[1] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** A process's anonymous memory in transparent huge pages, in MB (null when unreadable). */
+export function anonHugePagesMb(pid: number): number | null {
+  try {
+    const kb = Number(/^AnonHugePages:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"))?.[1]);
+    return Number.isFinite(kb) ? kb / 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
 /** The processes `pid` started (Linux), from /proc. */
 export function childPids(pid: number): number[] {
   const out: number[] = [];

@@ -1,14 +1,17 @@
 /**
  * `npm run bench`: Pustaka's API against node-llama-cpp in-process and against
- * llama.cpp's own server (llama-cpp-python), on the same GGUF and thread count, in one
- * run. Prints a Markdown report and writes JSON to bench/results/.
+ * llama.cpp's own servers (llama-server, llama-cpp-python), on the same GGUF and thread
+ * count, in one run. Concurrent chat is measured on each chat model of `BENCH_MODELS` and
+ * embeddings on each embedding model. Prints a Markdown report and writes JSON to
+ * bench/results/.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { testModel } from "../test/helpers/models.js";
-import { childPids, decodeRate, median, percentile, rssMb, spawnUntil, startReference, streamChat, type StreamResult } from "./lib.js";
+import { llamaServerBinary } from "../test/helpers/llama-server.js";
+import { testModel, type TestModelId } from "../test/helpers/models.js";
+import { anonHugePagesMb, childPids, cpuDescription, decodeRate, loadedCpuVariant, median, percentile, rssMb, spawnUntil, startReference, streamChat, type StreamResult } from "./lib.js";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const THREADS = Number(process.env.BENCH_THREADS ?? 1);
@@ -16,12 +19,46 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 20);
 const MAX_TOKENS = 128;
 const CONTEXT = 1024;
 const KEY = "psk-benchmark-key-0000000000";
+/** The chat models concurrency is measured on (`BENCH_MODELS=smollm2,gemma3,qwen2.5`, or some of them); the other sections use Gemma 3. */
+const CHAT_MODELS: Record<string, { id: TestModelId; label: string }> = {
+  smollm2: { id: "smollm2-135m-instruct", label: "SmolLM2-135M-Instruct Q4_1" },
+  gemma3: { id: "gemma3-270m", label: "Gemma 3 270M Q4_K_M" },
+  "qwen2.5": { id: "qwen2.5-coder-1.5b", label: "Qwen2.5-Coder-1.5B-Instruct Q4_K_M" },
+};
+/** The embedding models measured against llama-server (`BENCH_EMBED_MODELS=minilm,e5`, or one). */
+const EMBED_MODELS: Record<string, { id: TestModelId; label: string }> = {
+  minilm: { id: "all-minilm-l6-v2", label: "all-MiniLM-L6-v2 F16" },
+  e5: { id: "multilingual-e5-small", label: "multilingual-e5-small Q4_0" },
+};
+function chosen<T>(variable: string, table: Record<string, T>): [string, T][] {
+  const names = (process.env[variable] ?? Object.keys(table).join(",")).split(",").map((m) => m.trim()).filter(Boolean);
+  return names.map((name) => {
+    const entry = table[name];
+    if (!entry) throw new Error(`${variable}: unknown model '${name}' (one of ${Object.keys(table).join(", ")})`);
+    return [name, entry];
+  });
+}
+const BENCH_MODELS = chosen("BENCH_MODELS", CHAT_MODELS);
+const BENCH_EMBED_MODELS = chosen("BENCH_EMBED_MODELS", EMBED_MODELS);
+/** Goals against llama-server: one stream ahead by 5%, every other level at least level. */
+const chatGoal = (streams: number) => (streams === 1 ? 1.05 : 1.0);
 const CHAT_MODEL = testModel("gemma3-270m");
 const EMBED_MODEL = testModel("all-minilm-l6-v2");
 const BENCH_CACHE = process.env.PUSTAKA_BENCH_CACHE ?? path.join(os.homedir(), ".cache", "pustaka", "bench");
 const PEER_PYTHON = path.join(BENCH_CACHE, "llama-server-venv", "bin", "python");
-/** llama.cpp's own `llama-server`, built by `npm run bench:setup`. */
-const LLAMA_SERVER = path.join(BENCH_CACHE, "llama-server", "build", "bin", "llama-server");
+/**
+ * llama.cpp's own `llama-server`, built by `npm run llama:server` from the llama.cpp release
+ * Pustaka's engine is built from, with the install's own CPU backend variants beside it: both
+ * servers load the same kernels for this CPU (the report names the variant each loaded), so
+ * the ratio compares serving code, not compilers. `BENCH_LLAMA_SERVER` names another binary.
+ */
+const LLAMA_SERVER = process.env.BENCH_LLAMA_SERVER ?? llamaServerBinary();
+/**
+ * `BENCH_PEER_HUGE_PAGES=1`: llama-server reads its model into memory backed by huge pages as
+ * Pustaka does (`--no-mmap` and glibc's hugetlb tunable) instead of mapping the file, its
+ * default: what the lead owes to where the weights sit, and what to the serving code.
+ */
+const PEER_HUGE_PAGES = process.env.BENCH_PEER_HUGE_PAGES === "1";
 /** Rounds of the embedding batches, and of eight concurrent streams (fewer streams get more rounds; who goes first rotates). */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 /** `BENCH_SECTIONS=concurrency,embeddings` runs only those (idle, single, concurrency, embeddings, threads). */
@@ -29,8 +66,11 @@ const SECTIONS = process.env.BENCH_SECTIONS ? new Set(process.env.BENCH_SECTIONS
 const want = (section: string) => !SECTIONS || SECTIONS.has(section);
 const verdict = (ratio: number, goal: number) => (Number.isFinite(ratio) ? (ratio >= goal ? "PASS" : "short") : "n/a");
 
-const prompt = (i: number) => `Story ${i}. Write a long story about a fisherman in Terengganu who finds a strange pearl, and what happens to his village.`;
-const report: Record<string, unknown> = { date: new Date().toISOString(), threads: THREADS, runs: RUNS, maxTokens: MAX_TOKENS, chatModel: CHAT_MODEL, embedModel: EMBED_MODEL, cpus: os.cpus().length };
+// Every prompt runs to the token limit on each chat model through either server's chat template
+// (numbered "Story N." prompts made Qwen2.5-Coder refuse some, ending them early on one side only).
+const NAMES = ["Ahmad", "Siti", "Rahman", "Aminah", "Hassan", "Fatimah", "Ismail", "Zainab"];
+const prompt = (i: number) => `Write a long story about ${NAMES[i % NAMES.length]}, who fishes off the coast of Terengganu and finds a strange pearl, and what happens to the village.`;
+const report: Record<string, unknown> = { date: new Date().toISOString(), cpu: cpuDescription(), llamaServer: LLAMA_SERVER, llamaServerHugePages: PEER_HUGE_PAGES, threads: THREADS, runs: RUNS, maxTokens: MAX_TOKENS, chatModel: CHAT_MODEL, embedModel: EMBED_MODEL, cpus: os.cpus().length };
 const lines: string[] = [];
 const log = (s: string) => {
   lines.push(s);
@@ -38,7 +78,7 @@ const log = (s: string) => {
 };
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
 
-async function startPustaka(parallel: number) {
+async function startPustaka(parallel: number, chatModel = CHAT_MODEL, embedModel = EMBED_MODEL) {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "pustaka-bench-"));
   // Throughput is measured without the default tier's 60 requests a minute (the limiter still runs).
   const config = path.join(dataDir, "bench-config.json");
@@ -46,7 +86,7 @@ async function startPustaka(parallel: number) {
   const server = await spawnUntil(
     process.execPath,
     [path.join(ROOT, "dist", "src-server", "cli.js"), "serve", "--port", "0", "--data-dir", dataDir, "--config", config, "--threads", String(THREADS), "--parallel", String(parallel), "--context-size", String(CONTEXT), "--log-level", "warn",
-      "--model", `svc-merlion-13b=${CHAT_MODEL}`, "--model", `minilm=${EMBED_MODEL}`],
+      "--model", `svc-merlion-13b=${chatModel}`, "--model", `minilm=${embedModel}`],
     /listening on (http:\/\/\S+)/,
     { PUSTAKA_API_KEY: KEY },
   );
@@ -80,20 +120,41 @@ async function startPeer(parallelSlots: number) {
 }
 
 /**
- * llama.cpp's `llama-server` on a chat model with `parallel` slots (continuous batching), or
- * on an embedding model (batched embeddings); null when it has not been built.
+ * llama.cpp's own `llama-server` on a chat model with `chat` slots (continuous batching), or
+ * on an embedding model (batched embeddings).
  */
-async function startLlamaServer(mode: { chat: number } | { embed: number }) {
-  if (!existsSync(LLAMA_SERVER)) return null;
+async function startLlamaServer(mode: { chat: number; model: string } | { embed: number; model: string }) {
   const port = 20000 + Math.floor(Math.random() * 20000);
   const common = ["--host", "127.0.0.1", "--port", String(port), "-t", String(THREADS), "-tb", String(THREADS), "--api-key", KEY, "--no-webui"];
   const args =
     "chat" in mode
-      ? ["-m", CHAT_MODEL, "-a", "svc-merlion-13b", "-c", String(CONTEXT * mode.chat), "-np", String(mode.chat), ...common]
+      ? ["-m", mode.model, "-a", "svc-merlion-13b", "-c", String(CONTEXT * mode.chat), "-np", String(mode.chat), ...common]
       : // A batch must hold whole inputs for a non-causal encoder: one ubatch of the whole context.
-        ["-m", EMBED_MODEL, "-a", "minilm", "--embedding", "--pooling", "mean", "-c", String(512 * mode.embed), "-np", String(mode.embed), "-b", String(512 * mode.embed), "-ub", String(512 * mode.embed), ...common];
-  const server = await spawnUntil(LLAMA_SERVER, args, /listening on http:\/\//, { LD_LIBRARY_PATH: path.dirname(LLAMA_SERVER) });
+        ["-m", mode.model, "-a", "minilm", "--embedding", "--pooling", "mean", "-c", String(512 * mode.embed), "-np", String(mode.embed), "-b", String(512 * mode.embed), "-ub", String(512 * mode.embed), ...common];
+  const hugePages = PEER_HUGE_PAGES ? { GLIBC_TUNABLES: "glibc.malloc.hugetlb=1" } : {};
+  const server = await spawnUntil(LLAMA_SERVER, [...args, ...(PEER_HUGE_PAGES ? ["--no-mmap"] : [])], /listening on http:\/\//, { LD_LIBRARY_PATH: path.dirname(LLAMA_SERVER), ...hugePages });
   return { ...server, url: `http://127.0.0.1:${port}` };
+}
+
+/** The CPU backend variant ggml loaded in Pustaka's server (the supervisor's child) and in the peer. */
+function variants(pustakaSupervisor: number, peer: number) {
+  const server = childPids(pustakaSupervisor)[0];
+  return {
+    pustaka: server === undefined ? null : loadedCpuVariant(server),
+    llamaServer: loadedCpuVariant(peer),
+    // how much of each server's memory is in transparent huge pages (MB): the weights, when Pustaka reads them into memory
+    pustakaHugePagesMb: server === undefined ? null : anonHugePagesMb(server),
+    llamaServerHugePagesMb: anonHugePagesMb(peer),
+  };
+}
+
+/** `run`, and when it fails, the error with what the server said last (a crash names itself there). */
+async function explained<T>(server: { output: () => string }, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    throw new Error(`${String(error)}; the server's last output:\n${server.output().slice(-4000)}`, { cause: error });
+  }
 }
 
 async function concurrent(url: string, streams: number, usage: boolean) {
@@ -119,7 +180,9 @@ function summarize(runs: { ttftMs: number; decodeMs: number; tokens: number }[])
 
 async function main() {
   log(`# Pustaka benchmark (${String(report.date)})`);
-  log(`CPU cores: ${os.cpus().length}; threads per context: ${THREADS}; chat model: ${path.basename(CHAT_MODEL)}; embeddings: ${path.basename(EMBED_MODEL)}; ${RUNS} runs of ${MAX_TOKENS} tokens, temperature 0\n`);
+  const cpu = cpuDescription();
+  log(`CPU: **${cpu.model}**, ${os.cpus().length} cores (${cpu.flags.join(" ")}); threads per context: ${THREADS}; temperature 0`);
+  log(`llama-server: \`${LLAMA_SERVER}\`${PEER_HUGE_PAGES ? ", run with `--no-mmap` and `GLIBC_TUNABLES=glibc.malloc.hugetlb=1` (BENCH_PEER_HUGE_PAGES)" : ", its defaults (the model file mapped)"}\n`);
 
   // 1. Idle memory.
   if (want("idle")) {
@@ -137,8 +200,9 @@ async function main() {
 
   // 2. One stream: reference, API and peer take turns on each prompt (order rotated),
   //    so the machine's drift (large on shared VMs) hits all three alike.
-  const pustaka = await startPustaka(8);
   if (want("single")) {
+    log(`## One stream (${path.basename(CHAT_MODEL)}, ${RUNS} runs of ${MAX_TOKENS} tokens)`);
+    const pustaka = await startPustaka(8);
     const reference = await startReference(ROOT, { model: CHAT_MODEL, threads: THREADS, contextSize: CONTEXT });
     const peer = await startPeer(1);
     // Both evaluate every prompt whole: the prompts share their first tokens, which the reference's one
@@ -167,7 +231,6 @@ async function main() {
     const spread = [percentile(decodeRatios, 25), percentile(decodeRatios, 75)];
     const pairedTtft = median(samples.api.map((a, i) => a.ttftMs - samples.reference[i]!.ttftMs));
     report.single = { inProcess: ref, api, llamaCppServer: peerSingle, pairedDecodeRatio: pairedDecode, pairedDecodeRatioIqr: spread, pairedAddedTtftMs: pairedTtft };
-    log("## One stream");
     log("| | TTFT p50 (ms) | TTFT p95 (ms) | decode (tok/s) | tokens |");
     log("|---|---|---|---|---|");
     for (const [name, sm] of [["node-llama-cpp in-process", ref], ["Pustaka HTTP API", api], ["llama.cpp server (llama-cpp-python)", peerSingle]] as const) {
@@ -178,107 +241,129 @@ async function main() {
     else log("llama.cpp server peer not built: run `npm run bench:setup` first");
     await peer?.stop();
     await reference.stop();
+    await pustaka.stop();
   }
 
-  // 3. Concurrency: against llama-server with as many slots as Pustaka has sequences (8). Each
-  //    level gets the same number of tokens (ROUNDS × 8 streams' worth: 8×ROUNDS rounds of one
-  //    stream, ROUNDS rounds of eight), so the short levels are not judged on a handful of
-  //    requests. In each round both servers run the level back to back, who goes first
-  //    rotating; the ratio is the median of the rounds' ratios (each pair shares the machine's
-  //    state at that moment), with the middle half of them as its spread.
+  // 3. Concurrency, on each chat model: against llama-server with as many slots as Pustaka has
+  //    sequences (8). Each level gets the same number of tokens (ROUNDS × 8 streams' worth:
+  //    8×ROUNDS rounds of one stream, ROUNDS rounds of eight), so the short levels are not
+  //    judged on a handful of requests. In each round both servers run the level back to back,
+  //    who goes first rotating; the ratio is the median of the rounds' ratios (each pair shares
+  //    the machine's state at that moment), with the middle half of them as its spread.
   if (want("concurrency")) {
-    log("\n## Concurrent streams (64 tokens each, 8 sequences / slots)");
-    log("| streams | rounds | Pustaka tok/s | TTFT p50 / p95 (ms) | llama-server tok/s | TTFT p50 / p95 (ms) | ratio, paired rounds (middle half) | goal ≥ 0.95 |");
-    log("|---|---|---|---|---|---|---|---|");
-    const sweep = [];
-    // The model loads on first use: not inside the first round.
-    await streamChat(pustaka.url, KEY, { model: "svc-merlion-13b", messages: [{ role: "user", content: "warm up" }], max_tokens: 4 });
-    const llamaServer = await startLlamaServer({ chat: 8 });
-    if (!llamaServer) log("(llama-server not built: run `npm run bench:setup` first)");
-    for (const n of [1, 2, 4, 8]) {
-      const ours: Awaited<ReturnType<typeof concurrent>>[] = [];
-      const theirs: Awaited<ReturnType<typeof concurrent>>[] = [];
-      const rounds = ROUNDS * Math.max(1, Math.round(8 / n));
-      for (let round = 0; round < rounds; round++) {
-        const turns = [async () => void ours.push(await concurrent(pustaka.url, n, true)), ...(llamaServer ? [async () => void theirs.push(await concurrent(llamaServer.url, n, true))] : [])];
-        for (let k = 0; k < turns.length; k++) await turns[(round + k) % turns.length]!();
+    const byModel: Record<string, unknown> = {};
+    for (const [name, { id, label }] of BENCH_MODELS) {
+      const model = testModel(id);
+      const pustaka = await startPustaka(8, model);
+      // The model loads on first use: not inside the first round.
+      await streamChat(pustaka.url, KEY, { model: "svc-merlion-13b", messages: [{ role: "user", content: "warm up" }], max_tokens: 4 });
+      const llamaServer = await startLlamaServer({ chat: 8, model });
+      await streamChat(llamaServer.url, KEY, { model: "svc-merlion-13b", messages: [{ role: "user", content: "warm up" }], max_tokens: 4 });
+      const variant = variants(pustaka.child.pid!, llamaServer.child.pid!);
+      log(`\n## Concurrent streams: ${label} (64 tokens each, 8 sequences / slots)`);
+      log(`\`${path.basename(model)}\`; CPU backend loaded: Pustaka \`${variant.pustaka ?? "?"}\`, llama-server \`${variant.llamaServer ?? "?"}\`; in transparent huge pages: Pustaka ${fmt(variant.pustakaHugePagesMb ?? NaN, 0)} MB, llama-server ${fmt(variant.llamaServerHugePagesMb ?? NaN, 0)} MB\n`);
+      log("| streams | rounds | Pustaka tok/s | TTFT p50 / p95 (ms) | llama-server tok/s | TTFT p50 / p95 (ms) | tokens per reply (Pustaka / llama-server) | ratio, paired rounds (middle half) | goal | |");
+      log("|---|---|---|---|---|---|---|---|---|---|");
+      const sweep = [];
+      for (const n of [1, 2, 4, 8]) {
+        const ours: Awaited<ReturnType<typeof concurrent>>[] = [];
+        const theirs: Awaited<ReturnType<typeof concurrent>>[] = [];
+        const rounds = ROUNDS * Math.max(1, Math.round(8 / n));
+        for (let round = 0; round < rounds; round++) {
+          const turns = [async () => void ours.push(await explained(pustaka, () => concurrent(pustaka.url, n, true))), async () => void theirs.push(await explained(llamaServer, () => concurrent(llamaServer.url, n, true)))];
+          for (let k = 0; k < turns.length; k++) await turns[(round + k) % turns.length]!();
+        }
+        const rate = (runs: typeof ours) => median(runs.map((r) => r.tokensPerSecond));
+        const ttft = (runs: typeof ours) => `${fmt(percentile(runs.flatMap((r) => r.ttfts), 50))} / ${fmt(percentile(runs.flatMap((r) => r.ttfts), 95))}`;
+        const perReply = (runs: typeof ours) => runs.reduce((t, r) => t + r.tokens, 0) / runs.reduce((t, r) => t + r.streams, 0);
+        const pairedRatios = ours.map((r, i) => r.tokensPerSecond / theirs[i]!.tokensPerSecond);
+        const ratio = median(pairedRatios);
+        const spread = [percentile(pairedRatios, 25), percentile(pairedRatios, 75)];
+        const goal = chatGoal(n);
+        sweep.push({ streams: n, rounds, pustakaTokS: rate(ours), llamaServerTokS: rate(theirs), ratio, ratioIqr: spread, goal, pass: ratio >= goal, pairedRatios, pustakaTtftMs: ours.flatMap((r) => r.ttfts), llamaServerTtftMs: theirs.flatMap((r) => r.ttfts), tokensPerReply: { pustaka: perReply(ours), llamaServer: perReply(theirs) } });
+        log(`| ${n} | ${rounds} | ${fmt(rate(ours))} | ${ttft(ours)} | ${fmt(rate(theirs))} | ${ttft(theirs)} | ${fmt(perReply(ours))} / ${fmt(perReply(theirs))} | **${fmt(ratio, 3)}** (${fmt(spread[0]!, 2)}–${fmt(spread[1]!, 2)}) | ≥ ${fmt(goal, 2)} | ${verdict(ratio, goal)} |`);
       }
-      const rate = (runs: typeof ours) => median(runs.map((r) => r.tokensPerSecond));
-      const ttft = (runs: typeof ours) => `${fmt(percentile(runs.flatMap((r) => r.ttfts), 50))} / ${fmt(percentile(runs.flatMap((r) => r.ttfts), 95))}`;
-      const pairedRatios = theirs.length ? ours.map((r, i) => r.tokensPerSecond / theirs[i]!.tokensPerSecond) : [];
-      const ratio = pairedRatios.length ? median(pairedRatios) : NaN;
-      const spread = pairedRatios.length ? `${fmt(percentile(pairedRatios, 25), 2)}–${fmt(percentile(pairedRatios, 75), 2)}` : "";
-      sweep.push({ streams: n, rounds, pustakaTokS: rate(ours), llamaServerTokS: theirs.length ? rate(theirs) : null, ratio, pairedRatios, pustakaTtftMs: ours.flatMap((r) => r.ttfts), llamaServerTtftMs: theirs.flatMap((r) => r.ttfts) });
-      log(`| ${n} | ${rounds} | ${fmt(rate(ours))} | ${ttft(ours)} | ${theirs.length ? fmt(rate(theirs)) : "n/a"} | ${theirs.length ? ttft(theirs) : "n/a"} | ${fmt(ratio, 2)} (${spread}) | ${verdict(ratio, 0.95)} |`);
+      await llamaServer.stop();
+      await pustaka.stop();
+      byModel[name] = { model, label, cpuVariant: variant, sweep };
     }
-    await llamaServer?.stop();
-    report.concurrency = sweep;
+    report.concurrency = byModel;
+    // One line per model: the paired ratio at each level against its goal.
+    log(`\n### Concurrent chat against llama-server, ${cpuDescription().model}: paired ratio (goal)`);
+    log("| model | 1 stream (≥ 1.05) | 2 (≥ 1.0) | 4 (≥ 1.0) | 8 (≥ 1.0) |");
+    log("|---|---|---|---|---|");
+    for (const [name, { label }] of BENCH_MODELS) {
+      const sweep = (byModel[name] as { sweep: { ratio: number; goal: number }[] }).sweep;
+      log(`| ${label} | ${sweep.map((l) => `${fmt(l.ratio, 3)} ${verdict(l.ratio, l.goal)}`).join(" | ")} |`);
+    }
   }
 
-  // 4. Embeddings: batches of 64 through the API, alternating with the same batch in-process.
+  // 4. Embeddings, on each embedding model: batches of 64 through the API, taking turns with the
+  //    same batch in-process and through llama-server.
   if (want("embeddings")) {
+    const byModel: Record<string, unknown> = {};
     const inputs = Array.from({ length: 256 }, (_, i) => `Sentence ${i}: the monsoon season brings heavy rain to the east coast of Peninsular Malaysia.`);
-    const embedReference = await startReference(ROOT, { model: EMBED_MODEL, threads: THREADS, contextSize: 512, embed: true });
-    await embedReference.request({ op: "embed", inputs: ["warm up"] });
-    const post = async (input: string[]) => {
-      const res = await fetch(`${pustaka.url}/v1/embeddings`, { method: "POST", headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" }, body: JSON.stringify({ model: "minilm", input }) });
-      if (!res.ok) throw new Error(await res.text());
-      await res.json();
-    };
-    await post(["warm up"]);
-    const embedPeer = await startLlamaServer({ embed: 8 });
-    const postPeer = async (input: string[]) => {
-      const res = await fetch(`${embedPeer!.url}/v1/embeddings`, { method: "POST", headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" }, body: JSON.stringify({ model: "minilm", input }) });
-      if (!res.ok) throw new Error(`llama-server embeddings: ${res.status} ${await res.text()}`);
-      await res.json();
-    };
-    if (embedPeer) await postPeer(["warm up"]);
-    let apiMs = 0;
-    let refMs = 0;
-    let peerMs = 0;
-    // Each batch's API / llama-server rate, the two timed back to back: the spread of the ratio.
-    const pairedRatios: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      for (let i = 0; i < inputs.length; i += 64) {
-        const batch = inputs.slice(i, i + 64);
-        const timed = async (send: () => Promise<unknown>) => {
-          const started = performance.now();
-          await send();
-          return performance.now() - started;
-        };
-        let apiBatchMs = 0;
-        let peerBatchMs = 0;
-        const turns = [
-          async () => void (apiBatchMs = await timed(() => post(batch))),
-          async () => void (refMs += (await embedReference.request<{ ms: number }>({ op: "embed", inputs: batch })).ms),
-          ...(embedPeer ? [async () => void (peerBatchMs = await timed(() => postPeer(batch)))] : []),
-        ];
-        for (let k = 0; k < turns.length; k++) await turns[(round + i / 64 + k) % turns.length]!();
-        apiMs += apiBatchMs;
-        peerMs += peerBatchMs;
-        if (embedPeer) pairedRatios.push(peerBatchMs / apiBatchMs);
+    for (const [name, { id, label }] of BENCH_EMBED_MODELS) {
+      const model = testModel(id);
+      const pustaka = await startPustaka(8, CHAT_MODEL, model);
+      const embedReference = await startReference(ROOT, { model, threads: THREADS, contextSize: 512, embed: true });
+      await embedReference.request({ op: "embed", inputs: ["warm up"] });
+      const post = async (base: string, input: string[]) => {
+        const res = await fetch(`${base}/v1/embeddings`, { method: "POST", headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" }, body: JSON.stringify({ model: "minilm", input }) });
+        if (!res.ok) throw new Error(`${base} embeddings: ${res.status} ${await res.text()}`);
+        await res.json();
+      };
+      await post(pustaka.url, ["warm up"]);
+      const embedPeer = await startLlamaServer({ embed: 8, model });
+      await post(embedPeer.url, ["warm up"]);
+      const variant = variants(pustaka.child.pid!, embedPeer.child.pid!);
+      let apiMs = 0;
+      let refMs = 0;
+      let peerMs = 0;
+      // Each batch's API / llama-server rate, the two timed back to back: the spread of the ratio.
+      const pairedRatios: number[] = [];
+      const timed = async (send: () => Promise<unknown>) => {
+        const started = performance.now();
+        await send();
+        return performance.now() - started;
+      };
+      for (let round = 0; round < ROUNDS; round++) {
+        for (let i = 0; i < inputs.length; i += 64) {
+          const batch = inputs.slice(i, i + 64);
+          let apiBatchMs = 0;
+          let peerBatchMs = 0;
+          const turns = [
+            async () => void (apiBatchMs = await timed(() => post(pustaka.url, batch))),
+            async () => void (refMs += (await embedReference.request<{ ms: number }>({ op: "embed", inputs: batch })).ms),
+            async () => void (peerBatchMs = await timed(() => post(embedPeer.url, batch))),
+          ];
+          for (let k = 0; k < turns.length; k++) await turns[(round + i / 64 + k) % turns.length]!();
+          apiMs += apiBatchMs;
+          peerMs += peerBatchMs;
+          pairedRatios.push(peerBatchMs / apiBatchMs);
+        }
       }
-    }
-    await embedReference.stop();
-    await embedPeer?.stop();
-    const embedded = inputs.length * ROUNDS;
-    const apiEmbedPerSecond = embedded / (apiMs / 1000);
-    const refEmbedPerSecond = embedded / (refMs / 1000);
-    const peerEmbedPerSecond = embedPeer ? embedded / (peerMs / 1000) : NaN;
-    report.embeddings = { inProcessPerSecond: refEmbedPerSecond, apiPerSecond: apiEmbedPerSecond, llamaServerPerSecond: embedPeer ? peerEmbedPerSecond : null, pairedRatios };
-    log(`\n## Embeddings (${inputs.length} inputs × ${ROUNDS} rounds, batches of 64, taking turns)`);
-    log(`in-process ${fmt(refEmbedPerSecond)}/s, API ${fmt(apiEmbedPerSecond)}/s: **${fmt((apiEmbedPerSecond / refEmbedPerSecond) * 100)}%** of in-process (target ≥ 90%)`);
-    if (embedPeer) {
+      await embedReference.stop();
+      await embedPeer.stop();
+      await pustaka.stop();
+      const embedded = inputs.length * ROUNDS;
+      const apiPerSecond = embedded / (apiMs / 1000);
+      const refPerSecond = embedded / (refMs / 1000);
+      const peerPerSecond = embedded / (peerMs / 1000);
       // As everywhere in this bench, the ratio is the median of paired ones (the two timed back
       // to back on the same batch), with its middle half: one stall on a shared machine moves
       // a ratio of totals, not the median.
       const paired = median(pairedRatios);
-      log(`llama-server (8 slots, batched) ${fmt(peerEmbedPerSecond)}/s; over the whole run API / llama-server ${fmt(apiEmbedPerSecond / peerEmbedPerSecond, 3)}×`);
-      log(`per batch of 64, API / llama-server timed back to back: median **${fmt(paired, 3)}×**, middle half ${fmt(percentile(pairedRatios, 25), 3)}–${fmt(percentile(pairedRatios, 75), 3)}× over ${pairedRatios.length} pairs ${verdict(paired, 1)} (goal ≥ 1.0)`);
+      const spread = [percentile(pairedRatios, 25), percentile(pairedRatios, 75)];
+      byModel[name] = { model, label, cpuVariant: variant, inProcessPerSecond: refPerSecond, apiPerSecond, llamaServerPerSecond: peerPerSecond, pairedRatio: paired, pairedRatioIqr: spread, pass: paired >= 1, pairedRatios };
+      log(`\n## Embeddings: ${label} (${inputs.length} inputs × ${ROUNDS} rounds, batches of 64, taking turns)`);
+      log(`CPU backend loaded: Pustaka \`${variant.pustaka ?? "?"}\`, llama-server \`${variant.llamaServer ?? "?"}\``);
+      log(`in-process ${fmt(refPerSecond)}/s, API ${fmt(apiPerSecond)}/s: **${fmt((apiPerSecond / refPerSecond) * 100)}%** of in-process (target ≥ 90%)`);
+      log(`llama-server (8 slots, batched) ${fmt(peerPerSecond)}/s; over the whole run API / llama-server ${fmt(apiPerSecond / peerPerSecond, 3)}×`);
+      log(`per batch of 64, API / llama-server timed back to back: median **${fmt(paired, 3)}×**, middle half ${fmt(spread[0]!, 3)}–${fmt(spread[1]!, 3)}× over ${pairedRatios.length} pairs ${verdict(paired, 1)} (goal ≥ 1.0)`);
     }
-    else log("(llama-server not built: run `npm run bench:setup` first)");
+    report.embeddings = byModel;
   }
-  await pustaka.stop();
 
   // 5. Threads (informational): the same in-process decode at 1 and 2 threads.
   if (want("threads") && !process.env.BENCH_SKIP_THREADS) {

@@ -95,7 +95,10 @@ describe("main.ts with a fake electron", () => {
     assert.match(webPreferences.preload, /src-main[\\/]preload\.cjs$/);
     assert.equal(guarded, true, "the navigation guard is attached to every web contents");
     assert.deepEqual(app.reports.find((r) => r.event === "menu")!.data, ["File", "Edit", "View", "Window", "help"]);
-    assert.equal(app.reports.filter((r) => r.event === "fork")[0]!.data.serviceName, "Pustaka server");
+    const server = app.reports.filter((r) => r.event === "fork")[0]!.data;
+    assert.equal(server.serviceName, "Pustaka server");
+    // glibc reads its tunables at start: the server process is started asking for huge pages.
+    assert.match(readFileSync(`/proc/${server.pid as number}/environ`, "utf8"), /(^|\0)GLIBC_TUNABLES=([^\0]*:)?glibc\.malloc\.hugetlb=1(:|\0|$)/);
   });
 
   it("shows the workbench (or, unbuilt, a page saying so) once the server is ready", async () => {

@@ -7,7 +7,7 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { app, BrowserWindow, dialog, ipcMain, Menu, safeStorage, screen, session, shell, utilityProcess } from "electron";
-import { packageLayout } from "../src-server/index.js";
+import { hugePageEnvironment, packageLayout } from "../src-server/index.js";
 import { appPaths } from "./app-paths.js";
 import { systemClock } from "./clock.js";
 import { pickFiles, type DialogLike } from "./file-dialog.js";
@@ -63,7 +63,8 @@ async function main(): Promise<void> {
   });
   const modelsDir = () => settings.get().modelsDir ?? paths.defaultModelsDir;
   const host = new ServerHost({
-    fork: () => utilityProcess.fork(here("./server-process.js"), [], { serviceName: "Pustaka server", stdio: ["ignore", "ignore", "pipe"] }),
+    // glibc reads its tunables at start: the server's environment asks for huge pages (engine/huge-pages.ts).
+    fork: () => utilityProcess.fork(here("./server-process.js"), [], { serviceName: "Pustaka server", stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...hugePageEnvironment(process.env) } }),
     settings: () => ({
       dataDir: paths.dataDir,
       modelsDir: modelsDir(),

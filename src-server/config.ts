@@ -3,6 +3,7 @@
  * environment < command-line flags) and passed down; no other module reads
  * `process.env`.
  */
+import { hugePageEnvironment } from "./engine/huge-pages.js";
 import { readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -105,6 +106,14 @@ export const ConfigSchema = z
          * on this machine, else node-llama-cpp's prebuilt binaries; `local` or `prebuilt` force one.
          */
         build: z.enum(["auto", "local", "prebuilt"]).default("auto"),
+        /**
+         * `auto`: on Linux, a model that fits in half the available memory is read into memory
+         * backed by transparent huge pages (decoding reads every weight each token; with 4 KB
+         * pages much of that time goes to page-table walks), when the server was started with
+         * glibc's `glibc.malloc.hugetlb=1` tunable (pustaka serve and the desktop app set it).
+         * `off`: model files are always mapped.
+         */
+        hugePages: z.enum(["auto", "off"]).default("auto"),
       })
       .prefault({}),
     chat: z
@@ -474,6 +483,16 @@ type DeepPartial<T> = T extends readonly unknown[] ? T : T extends object ? { [K
 export type ConfigInput = DeepPartial<z.input<typeof ConfigSchema>>;
 
 /** Default data directory per platform (XDG on Linux). */
+/** glibc's tunables as this process started with them: whether its malloc can advise huge pages (engine/huge-pages.ts). */
+export function startupGlibcTunables(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return env.GLIBC_TUNABLES === undefined ? {} : { GLIBC_TUNABLES: env.GLIBC_TUNABLES };
+}
+
+/** The environment a launcher gives the server process it starts: its own, asking glibc for huge pages. */
+export function serverProcessEnvironment(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return { ...env, ...hugePageEnvironment(env) };
+}
+
 /** What a client command (`pustaka mcp`) reads from the environment: the server's URL and a key. */
 export function clientEnvironment(env: NodeJS.ProcessEnv = process.env): { url: string | undefined; apiKey: string | undefined; bundlePassphrase: string | undefined } {
   return { url: env.PUSTAKA_URL || undefined, apiKey: env.PUSTAKA_API_KEY || undefined, bundlePassphrase: env.PUSTAKA_BUNDLE_PASSPHRASE || undefined };
@@ -512,7 +531,9 @@ function fromEnv(env: NodeJS.ProcessEnv): ConfigInput {
   if (env.PUSTAKA_REPLICA_ID) out.replicaId = env.PUSTAKA_REPLICA_ID;
   if (env.PUSTAKA_MODELS_DIR) out.modelsDir = env.PUSTAKA_MODELS_DIR;
   if (env.PUSTAKA_LOG_LEVEL) out.logLevel = env.PUSTAKA_LOG_LEVEL;
-  if (env.PUSTAKA_THREADS) out.engine = { threads: Number(env.PUSTAKA_THREADS) };
+  if (env.PUSTAKA_THREADS || env.PUSTAKA_HUGE_PAGES) {
+    out.engine = { ...(env.PUSTAKA_THREADS ? { threads: Number(env.PUSTAKA_THREADS) } : {}), ...(env.PUSTAKA_HUGE_PAGES ? { hugePages: env.PUSTAKA_HUGE_PAGES } : {}) };
+  }
   return out;
 }
 

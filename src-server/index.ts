@@ -17,5 +17,6 @@ export { createServer, startServer, type PustakaServer, type ServerOptions, type
 export { systemClock, type Clock } from "./domain/clock.js";
 export { ConfigError, ConfigSchema, defaultDataDir, loadConfig, mergeConfig, type Config, type ConfigInput, type LoadConfigOptions } from "./config.js";
 export { packageLayout, type PackageLayout } from "./package-layout.js";
+export { hugePageEnvironment } from "./engine/huge-pages.js";
 export { ModelConfigError } from "./models/model-registry.js";
 export { WORKBENCH_CSP } from "./http/workbench-static.js";

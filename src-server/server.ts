@@ -30,7 +30,8 @@ import { AuditService } from "./audit/audit-service.js";
 import { AuditSigner } from "./security/audit-chain.js";
 import { BundleService } from "./rag/bundles/bundle-service.js";
 import { AuditStore } from "./store/audit-store.js";
-import { ConfigError, isLoopbackHost, type Config } from "./config.js";
+import { ConfigError, isLoopbackHost, startupGlibcTunables, type Config } from "./config.js";
+import { hugePagePlan, probeHugePages } from "./engine/huge-pages.js";
 import { createHttpListener, drainServer } from "./http/http-listener.js";
 import { LlamaEngine } from "./engine/llama-engine.js";
 import { EngineRouter } from "./engine/engine-router.js";
@@ -227,7 +228,7 @@ export async function createServer(config: Config, options: ServerOptions): Prom
       ggufWorkerModule: options.workers?.ggufReader,
     });
     const local = new LlamaEngine(
-      { gpu: config.engine.gpu, threads: config.engine.threads, idleUnloadSeconds: config.engine.idleUnloadSeconds, build: config.engine.build, onActivity: options.onEngineActivity, chat: config.chat, embeddings: config.embeddings, rerank: { contexts: config.rerank.contexts } },
+      { gpu: config.engine.gpu, threads: config.engine.threads, idleUnloadSeconds: config.engine.idleUnloadSeconds, build: config.engine.build, hugePages: hugePagePlan(config.engine.hugePages, probeHugePages(startupGlibcTunables())), onActivity: options.onEngineActivity, chat: config.chat, embeddings: config.embeddings, rerank: { contexts: config.rerank.contexts } },
       logger,
     );
     const up = config.upstreams;

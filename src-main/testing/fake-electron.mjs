@@ -142,7 +142,8 @@ export const shell = {
 class UtilityProcess extends EventEmitter {
   constructor(modulePath, options) {
     super();
-    const child = fork(new URL("./utility-shim.mjs", import.meta.url), [modulePath], { stdio: ["ignore", "ignore", "pipe", "ipc"], execArgv: ["--import", "tsx"] });
+    // Electron gives the utility process `options.env`, else its own environment.
+    const child = fork(new URL("./utility-shim.mjs", import.meta.url), [modulePath], { stdio: ["ignore", "ignore", "pipe", "ipc"], execArgv: ["--import", "tsx"], env: options?.env ?? process.env });
     this.stderr = child.stderr;
     child.on("spawn", () => {
       report("fork", { pid: child.pid, serviceName: options?.serviceName });

@@ -4,6 +4,7 @@
  */
 import { getLlama, LlamaLogLevel, type Llama } from "node-llama-cpp";
 import type { Logger } from "pino";
+import { stat } from "node:fs/promises";
 import path from "node:path";
 import { ServiceError, unavailable } from "../errors.js";
 import { validateGgufModel } from "../models/validate-gguf-file.js";
@@ -15,6 +16,7 @@ import { embedInputs } from "./embed-inputs.js";
 import { LoadedModel, MAX_ENCODER_CONTEXT } from "./loaded-model.js";
 import { rankDocuments } from "./rank-documents.js";
 import { currentRequestId } from "../domain/request-scope.js";
+import { anonHugePageBytes, readIntoMemory, type HugePagePlan } from "./huge-pages.js";
 import { loadedCpuVariant, planLlamaBinary, readLlamaBuildRecord, type LlamaBinaryPlan, type LlamaBuildChoice, type LlamaBuildRecord } from "./llama-binary.js";
 import type { ActiveWork, ChatGenerationInput, ChatMessage, ChatRun, ChoiceScores, CompletionRun, EmbeddingResult, EngineStatus, InferenceEngine, RerankScores, TextCompletionInput, TokenizerLease } from "./types.js";
 
@@ -34,6 +36,8 @@ export interface LlamaEngineOptions {
   buildRecord?: LlamaBuildRecord | null;
   /** Told the model work in progress whenever it changes (a supervisor explains crashes with it). */
   onActivity?: (work: ActiveWork[]) => void;
+  /** Whether models are read into huge-page-backed memory (see huge-pages.ts); default: their files are mapped. */
+  hugePages?: HugePagePlan;
 }
 
 export class LlamaEngine implements InferenceEngine {
@@ -44,6 +48,7 @@ export class LlamaEngine implements InferenceEngine {
   private readonly idleTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly plan: LlamaBinaryPlan;
+  private readonly hugePages: HugePagePlan;
 
   constructor(
     private readonly options: LlamaEngineOptions,
@@ -53,6 +58,8 @@ export class LlamaEngine implements InferenceEngine {
     this.plan = planLlamaBinary(options.build ?? "auto", record, options.gpu);
     // Said at start, before llama.cpp loads (it loads with the first model).
     logger.info({ build: this.plan.expected === "localBuild" ? "local" : "prebuilt", why: this.plan.reason }, "llama.cpp build chosen");
+    this.hugePages = options.hugePages ?? { enabled: false, reason: "model files are mapped (no huge-page plan given)" };
+    logger.info({ hugePages: this.hugePages.enabled, why: this.hugePages.reason }, "model memory");
     if (options.idleUnloadSeconds > 0) {
       const every = Math.max(1000, Math.min(30_000, (options.idleUnloadSeconds * 1000) / 4));
       this.idleTimer = setInterval(() => void this.unloadIdle(), every);
@@ -266,8 +273,12 @@ export class LlamaEngine implements InferenceEngine {
       this.logger.error({ model: entry.id, file: entry.gguf.path, err: error }, "model file is no longer a valid GGUF");
       throw unavailable(`the model '${entry.id}' cannot be loaded: its file (${path.basename(entry.gguf.path)}) is no longer a valid GGUF model; an administrator must replace or remove it`, "model_file_invalid");
     }
+    // Weights in huge pages when this process can have them and the model fits with room to spare.
+    const fileBytes = this.hugePages.enabled ? (await stat(entry.gguf.path)).size : 0;
+    const inMemory = this.hugePages.enabled && readIntoMemory(this.hugePages, fileBytes);
+    const hugeBefore = inMemory ? anonHugePageBytes() : null;
     try {
-      model = await llama.loadModel({ modelPath: entry.gguf.path, gpuLayers: llama.gpu ? "auto" : 0 });
+      model = await llama.loadModel({ modelPath: entry.gguf.path, gpuLayers: llama.gpu ? "auto" : 0, useMmap: !inMemory });
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       this.logger.error({ model: entry.id, file: entry.gguf.path, err: error }, "model load failed");
@@ -275,7 +286,12 @@ export class LlamaEngine implements InferenceEngine {
     }
     // ggml loads its CPU backend variant with the first model: say which this CPU got.
     if (this.buildInfo && this.buildInfo.variant === null) this.buildInfo.variant = loadedCpuVariant();
-    this.logger.info({ model: entry.id, file: entry.gguf.path, gpuLayers: model.gpuLayers, cpuVariant: this.buildInfo?.variant ?? null, ms: Date.now() - started }, "model loaded");
+    const hugePageMb = hugeBefore === null ? null : Math.round(((anonHugePageBytes() ?? hugeBefore) - hugeBefore) / 2 ** 20);
+    this.logger.info({ model: entry.id, file: entry.gguf.path, gpuLayers: model.gpuLayers, cpuVariant: this.buildInfo?.variant ?? null, weights: inMemory ? "in memory" : "mapped", hugePageMb, ms: Date.now() - started }, "model loaded");
+    // An allocator other than glibc's (or a kernel short of huge pages) leaves them in 4 KB pages: said, not hidden.
+    if (inMemory && hugePageMb !== null && model.gpuLayers === 0 && hugePageMb * 2 ** 20 < fileBytes / 4) {
+      this.logger.warn({ model: entry.id, hugePageMb, fileMb: Math.round(fileBytes / 2 ** 20) }, "the model was read into memory but few of its pages are huge pages: set engine.hugePages to off if it uses memory you need");
+    }
     const threads = this.threads(llama);
     return new LoadedModel(entry, llama, model, {
       threads,

@@ -11,6 +11,7 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { appendFileSync, mkdirSync } from "node:fs";
 import path from "node:path";
+import { serverProcessEnvironment } from "../config.js";
 import { describeExit, isCrash } from "./exit-words.js";
 import type { ActiveWork, SupervisorMessage } from "./supervisor-protocol.js";
 
@@ -76,7 +77,8 @@ export function superviseServer(options: SupervisorOptions): Promise<number> {
       let logFile: string | null = null;
       let ready = false;
       // Its own process group: a Ctrl-C at the terminal reaches the supervisor alone, which passes it on once.
-      const current = fork(options.module, options.args, { stdio: ["inherit", "inherit", "inherit", "ipc"], detached: true });
+      // glibc reads its tunables at start: the server's environment asks for huge pages (engine/huge-pages.ts).
+      const current = fork(options.module, options.args, { stdio: ["inherit", "inherit", "inherit", "ipc"], detached: true, env: serverProcessEnvironment() });
       child = current;
       current.on("message", (message: SupervisorMessage) => {
         if (message?.type === "activity") work = message.work;

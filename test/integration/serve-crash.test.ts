@@ -6,42 +6,15 @@
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
+import { freePort } from "../helpers/llama-server.js";
 import { REPO_ROOT, tinyModel } from "../helpers/models.js";
+import { supervisedServer } from "../helpers/processes.js";
 
 const CLI = [path.join(REPO_ROOT, "node_modules", "tsx", "dist", "cli.mjs"), path.join(REPO_ROOT, "src-server", "cli.ts")];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-/** Every process below `pid` (Linux). */
-function descendants(pid: number): number[] {
-  const out: number[] = [];
-  let children: number[] = [];
-  try {
-    for (const task of readdirSync(`/proc/${pid}/task`)) {
-      children.push(...readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number));
-    }
-  } catch {
-    children = [];
-  }
-  for (const child of children) out.push(child, ...descendants(child));
-  return out;
-}
-
-const serverChild = (root: number) => descendants(root).find((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("--supervised"));
 
 async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, ms = 60_000): Promise<T> {
   const deadline = Date.now() + ms;
@@ -72,7 +45,7 @@ describe("pustaka serve, supervised", () => {
     try {
       const url = `http://127.0.0.1:${port}`;
       await waitFor("the server", () => (stdout.includes("listening on") ? true : undefined));
-      const first = await waitFor("the server child", () => serverChild(cli.pid!));
+      const first = await waitFor("the server child", () => supervisedServer(cli.pid!));
 
       // A long streamed chat: the child is generating when it dies.
       const response = await fetch(`${url}/v1/chat/completions`, {
@@ -98,7 +71,7 @@ describe("pustaka serve, supervised", () => {
 
       // Back on the same port, a new process, and the crash is in the server log.
       const second = await waitFor("the restarted child", () => {
-        const pid = serverChild(cli.pid!);
+        const pid = supervisedServer(cli.pid!);
         return pid !== undefined && pid !== first ? pid : undefined;
       });
       assert.notEqual(second, first);
