@@ -88,7 +88,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["src-server/config.ts", "test/**", "bench/**", "scripts/**", "examples/**", "**/*.test.ts", "**/*.test.tsx", "src-main/main.ts", "src-main/testing/**", "electron.config.ts", "*.config.ts"],
+    files: ["src-server/config.ts", "src-server/process-environment.ts", "test/**", "bench/**", "scripts/**", "examples/**", "**/*.test.ts", "**/*.test.tsx", "src-main/main.ts", "src-main/testing/**", "electron.config.ts", "*.config.ts"],
     rules: { "no-restricted-properties": "off" },
   },
   {

@@ -3,7 +3,6 @@
  * environment < command-line flags) and passed down; no other module reads
  * `process.env`.
  */
-import { hugePageEnvironment } from "./engine/huge-pages.js";
 import { readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -483,16 +482,6 @@ type DeepPartial<T> = T extends readonly unknown[] ? T : T extends object ? { [K
 export type ConfigInput = DeepPartial<z.input<typeof ConfigSchema>>;
 
 /** Default data directory per platform (XDG on Linux). */
-/** glibc's tunables as this process started with them: whether its malloc can advise huge pages (engine/huge-pages.ts). */
-export function startupGlibcTunables(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  return env.GLIBC_TUNABLES === undefined ? {} : { GLIBC_TUNABLES: env.GLIBC_TUNABLES };
-}
-
-/** The environment a launcher gives the server process it starts: its own, asking glibc for huge pages. */
-export function serverProcessEnvironment(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  return { ...env, ...hugePageEnvironment(env) };
-}
-
 /** What a client command (`pustaka mcp`) reads from the environment: the server's URL and a key. */
 export function clientEnvironment(env: NodeJS.ProcessEnv = process.env): { url: string | undefined; apiKey: string | undefined; bundlePassphrase: string | undefined } {
   return { url: env.PUSTAKA_URL || undefined, apiKey: env.PUSTAKA_API_KEY || undefined, bundlePassphrase: env.PUSTAKA_BUNDLE_PASSPHRASE || undefined };

@@ -16,8 +16,9 @@
  * A lone server on SQLite needs none of this: its indexer takes documents straight from
  * the `documents` table.
  */
+import { createRequire } from "node:module";
 import type { Logger } from "pino";
-import PgBoss from "pg-boss";
+import type PgBoss from "pg-boss";
 import type { MessageBus } from "../store/message-bus.js";
 
 export const INDEX_QUEUE = "index-document";
@@ -55,7 +56,9 @@ export class PgBossIndexJobs implements IndexJobs {
     options: { pollingIntervalSeconds?: number; expireInSeconds?: number } = {},
     private readonly bus: MessageBus | null = null,
   ) {
-    this.boss = new PgBoss({ connectionString: url, schema: "pgboss", max: 3, application_name: "pustaka-queue", schedule: false, supervise: true, migrate: true });
+    // pg-boss (and the Postgres driver) load only for Postgres: a SQLite server never needs them.
+    const PgBossClass = createRequire(import.meta.url)("pg-boss") as typeof PgBoss;
+    this.boss = new PgBossClass({ connectionString: url, schema: "pgboss", max: 3, application_name: "pustaka-queue", schedule: false, supervise: true, migrate: true });
     this.options = { pollingIntervalSeconds: options.pollingIntervalSeconds ?? 1, expireInSeconds: options.expireInSeconds ?? 3600 };
     // Lost connections are retried by pg-boss itself; they are logged, never thrown.
     this.boss.on("error", (error) => this.logger.warn({ err: error }, "indexing queue: pg-boss reported an error"));

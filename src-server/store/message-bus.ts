@@ -7,7 +7,7 @@
  */
 import { EventEmitter } from "node:events";
 import { sql } from "kysely";
-import pg from "pg";
+import type pg from "pg";
 import type { SqlDatabase } from "./sql-database.js";
 
 export interface MessageBus {
@@ -107,7 +107,9 @@ export class PgNotifyBus implements MessageBus {
 
   private connect(): Promise<void> {
     this.connecting ??= (async () => {
-      const client = new pg.Client({ connectionString: this.url, application_name: "pustaka-bus", keepAlive: true });
+      // The Postgres driver loads only for Postgres (a SQLite server never needs it).
+      const { default: pgDriver } = await import("pg");
+      const client = new pgDriver.Client({ connectionString: this.url, application_name: "pustaka-bus", keepAlive: true });
       client.on("notification", (message) => {
         if (message.payload !== undefined) this.emitter.emit(message.channel, message.payload);
       });

@@ -15,7 +15,7 @@
  */
 import type BetterSqlite3 from "better-sqlite3";
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql, type DatabaseConnection, type Driver } from "kysely";
-import pg from "pg";
+import type pg from "pg";
 import { openDatabase as openSqliteFile } from "./database.js";
 import { MIGRATIONS, type Migration } from "./migrations/index.js";
 import { POSTGRES_BASELINE, POSTGRES_BASELINE_VERSION } from "./migrations/postgres-baseline.js";
@@ -153,15 +153,17 @@ function openSqlite(dataDir: string, migrations: readonly Migration[]): SqlDatab
 const INT8 = 20;
 const NUMERIC = 1700;
 const numberParser = (value: string): number => Number(value);
-const typeParsers = {
+const typeParsers = (types: typeof pg.types) => ({
   // BIGINT times and counts, and SUM()s, as numbers: they stay far below 2^53.
-  getTypeParser: (oid: number, format?: "text" | "binary"): unknown => (oid === INT8 || oid === NUMERIC ? numberParser : (pg.types.getTypeParser as (o: number, f?: string) => unknown)(oid, format)),
-};
+  getTypeParser: (oid: number, format?: "text" | "binary"): unknown => (oid === INT8 || oid === NUMERIC ? numberParser : (types.getTypeParser as (o: number, f?: string) => unknown)(oid, format)),
+});
 
 /** One advisory-lock key space for the whole store (a 64-bit hash of the name). */
 const lockKey = (name: string) => sql`hashtextextended(${`pustaka:${name}`}, 0)`;
 
 async function openPostgres(location: Extract<DatabaseLocation, { kind: "postgres" }>, migrations: readonly Migration[]): Promise<SqlDatabase> {
+  // The Postgres driver loads only for Postgres (a SQLite server never needs it).
+  const { default: pg } = await import("pg");
   const pool = new pg.Pool({
     connectionString: location.url,
     max: location.poolSize ?? 10,
@@ -170,7 +172,7 @@ async function openPostgres(location: Extract<DatabaseLocation, { kind: "postgre
     // A stuck query fails instead of holding a request (and a connection) forever.
     statement_timeout: location.statementTimeoutMs ?? 30_000,
     application_name: "pustaka",
-    types: typeParsers,
+    types: typeParsers(pg.types),
   });
   // An idle client whose server went away emits here; the pool drops it and reconnects.
   pool.on("error", () => {});

@@ -11,7 +11,7 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { appendFileSync, mkdirSync } from "node:fs";
 import path from "node:path";
-import { serverProcessEnvironment } from "../config.js";
+import { serverProcessEnvironment } from "../process-environment.js";
 import { describeExit, isCrash } from "./exit-words.js";
 import type { ActiveWork, SupervisorMessage } from "./supervisor-protocol.js";
 

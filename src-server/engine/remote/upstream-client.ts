@@ -8,9 +8,15 @@
  */
 import { readFileSync } from "node:fs";
 import { createParser, type EventSourceMessage } from "eventsource-parser";
-import { Agent, errors as undiciErrors, request, type Dispatcher } from "undici";
+import { createRequire } from "node:module";
+import type { Agent, Dispatcher } from "undici";
+import type * as Undici from "undici";
 import { isAbortError } from "../../errors.js";
 import type { UpstreamTarget } from "../../models/remote-binding.js";
+
+/** undici (about 10 MB of memory) loads with the first remote model, not with every server. */
+let undiciModule: typeof Undici | undefined;
+const undici = () => (undiciModule ??= createRequire(import.meta.url)("undici") as typeof Undici);
 
 export interface UpstreamTimeouts {
   /** TCP and TLS connection. */
@@ -82,7 +88,7 @@ export class UpstreamClient {
     private readonly timeouts: UpstreamTimeouts,
   ) {
     this.root = target.baseUrl.replace(/\/v\d+$/, "");
-    this.agent = new Agent({
+    this.agent = new (undici().Agent)({
       connect: { timeout: timeouts.connectMs, ...tlsOptions(target) },
       headersTimeout: timeouts.firstByteMs,
       bodyTimeout: timeouts.idleMs,
@@ -172,7 +178,7 @@ export class UpstreamClient {
     if (key) headers.authorization = `Bearer ${key}`;
     let response: Dispatcher.ResponseData;
     try {
-      response = await request(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal, dispatcher: this.agent });
+      response = await undici().request(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal, dispatcher: this.agent });
     } catch (error) {
       throw asFailure(error, this.describe(path), this.timeouts);
     }
@@ -292,17 +298,17 @@ const seconds = (ms: number | undefined) => String(Math.round((ms ?? 0) / 100) /
 /** Any error of a request as an `UpstreamFailure` (aborts by the caller pass through untouched). */
 function asFailure(error: unknown, what: string, timeouts: UpstreamTimeouts | null): unknown {
   if (error instanceof UpstreamFailure) return error;
-  if (isAbortError(error) || error instanceof undiciErrors.RequestAbortedError) return error;
-  if (error instanceof undiciErrors.HeadersTimeoutError) {
+  if (isAbortError(error) || error instanceof undici().errors.RequestAbortedError) return error;
+  if (error instanceof undici().errors.HeadersTimeoutError) {
     return new UpstreamFailure(`${what} sent no answer within ${seconds(timeouts?.firstByteMs)} s`, "timeout", { cause: error });
   }
-  if (error instanceof undiciErrors.BodyTimeoutError) {
+  if (error instanceof undici().errors.BodyTimeoutError) {
     return new UpstreamFailure(`${what} went silent for ${seconds(timeouts?.idleMs)} s in the middle of its answer`, "timeout", { cause: error });
   }
-  if (error instanceof undiciErrors.ConnectTimeoutError) {
+  if (error instanceof undici().errors.ConnectTimeoutError) {
     return new UpstreamFailure(`${what} could not be reached within ${seconds(timeouts?.connectMs)} s`, "connect", { cause: error });
   }
-  if (error instanceof undiciErrors.SocketError || error instanceof undiciErrors.ClientDestroyedError) {
+  if (error instanceof undici().errors.SocketError || error instanceof undici().errors.ClientDestroyedError) {
     return new UpstreamFailure(`${what} closed the connection: ${error.message}`, "protocol", { cause: error });
   }
   const code = (error as { code?: unknown })?.code;

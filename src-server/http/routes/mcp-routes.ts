@@ -9,13 +9,12 @@
  * resource metadata (RFC 9728), which points at Pustaka's own authorization server.
  */
 import { Router, type RequestHandler } from "express";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { SCOPES } from "../../domain/scopes.js";
 import { invalidRequest } from "../../errors.js";
 import { principalOf, requireScope } from "../authenticate.js";
 import type { Trail } from "../audit-trail.js";
 import { doc } from "../openapi/route-doc.js";
-import { corpusMcpServer, type CorpusMcpDeps } from "../../mcp/corpus-mcp-server.js";
+import type { CorpusMcpDeps } from "../../mcp/corpus-mcp-server.js";
 import { MCP_PATH } from "../wire/mcp-wire.js";
 
 /** The protected resource metadata (public: it is how a client learns where to get a token). */
@@ -43,6 +42,13 @@ export function mcpMetadataRoutes(issuer: () => string): Router {
   return router;
 }
 
+/** The MCP SDK (and its schema libraries: 25 MB of memory) loads with the first message, not with the server. */
+const loadMcp = (() => {
+  let modules: ReturnType<typeof load> | undefined;
+  const load = () => Promise.all([import("@modelcontextprotocol/sdk/server/streamableHttp.js"), import("../../mcp/corpus-mcp-server.js")]);
+  return () => (modules ??= load());
+})();
+
 export function mcpRoutes(deps: CorpusMcpDeps, costly: RequestHandler, trail: Trail): Router {
   const router = Router();
   // The tool's arguments (a query, a question) are recorded as their hash only.
@@ -59,6 +65,7 @@ export function mcpRoutes(deps: CorpusMcpDeps, costly: RequestHandler, trail: Tr
       const facts = res.locals.audit?.data ?? {};
       const body = req.body as { method?: unknown } | undefined;
       if (typeof body?.method === "string") facts.method = body.method.slice(0, 64);
+      const [{ StreamableHTTPServerTransport }, { corpusMcpServer }] = await loadMcp();
       const server = corpusMcpServer(deps, { principal: principalOf(res.locals), admission: res.locals.admission, signal: res.locals.signal, facts });
       // Stateless (no session id): every message stands alone. JSON answers: one message, one response.
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

@@ -5,7 +5,6 @@
  * signing key (docs/team-server.md) open the same bundles.
  */
 import { bech32 } from "@scure/base";
-import { identityToRecipient } from "age-encryption";
 import type { AuditSigner } from "../../security/audit-chain.js";
 
 export interface BundleIdentity {
@@ -19,6 +18,8 @@ export async function bundleIdentity(signer: AuditSigner): Promise<BundleIdentit
   const secret = signer.derive("bundle-identity:x25519");
   try {
     const identity = bech32.encode("AGE-SECRET-KEY-", bech32.toWords(secret), false).toUpperCase();
+    // age (and its post-quantum code) loads when bundles are first used, not with the server.
+    const { identityToRecipient } = await import("age-encryption");
     return { identity, recipient: await identityToRecipient(identity) };
   } finally {
     secret.fill(0);

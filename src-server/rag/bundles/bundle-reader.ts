@@ -12,8 +12,6 @@
  */
 import { createHash } from "node:crypto";
 import { once } from "node:events";
-import { Decrypter } from "age-encryption";
-import tar from "tar-stream";
 import type { z } from "zod";
 import { invalidRequest, type ServiceError } from "../../errors.js";
 import { keyIdOf, signatureValid } from "../../security/audit-chain.js";
@@ -72,6 +70,7 @@ export interface VerifiedBundle {
  * @throws BundleError (what a person can act on), or the visitor's own error
  */
 export async function readBundle(input: AsyncIterable<Uint8Array>, decryption: BundleDecryption, options: ReadOptions = {}): Promise<VerifiedBundle> {
+  const { Decrypter } = await import("age-encryption");
   const decrypter = new Decrypter();
   if (decryption.passphrase !== undefined) decrypter.addPassphrase(decryption.passphrase);
   for (const identity of decryption.identities ?? []) decrypter.addIdentity(identity);
@@ -89,7 +88,8 @@ export async function readBundle(input: AsyncIterable<Uint8Array>, decryption: B
     throw headerError(error);
   }
 
-  const extract = tar.extract();
+  const { default: tarStream } = await import("tar-stream");
+  const extract = tarStream.extract();
   let plaintextBytes = 0;
   const feeding = (async () => {
     try {

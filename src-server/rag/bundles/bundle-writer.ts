@@ -7,8 +7,7 @@
 import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
-import { Encrypter } from "age-encryption";
-import tar from "tar-stream";
+import type tar from "tar-stream";
 import type { CorpusRecord } from "../../store/corpus-store.js";
 import type { DocumentRecord } from "../../store/document-store.js";
 import type { SealedChunk } from "../../store/chunk-store.js";
@@ -222,10 +221,12 @@ export async function packCorpus(source: BundleSource, pack: tar.Pack): Promise<
  * (with what was written, or the error that stopped it: the stream then fails too).
  */
 export async function exportBundle(source: BundleSource, encryption: BundleEncryption): Promise<{ stream: Readable; done: Promise<BundleSummary> }> {
+  const { Encrypter } = await import("age-encryption");
   const encrypter = new Encrypter();
   if ("passphrase" in encryption) encrypter.setPassphrase(encryption.passphrase);
   else for (const r of encryption.recipients) encrypter.addRecipient(r);
-  const pack = tar.pack();
+  const { default: tarStream } = await import("tar-stream");
+  const pack = tarStream.pack();
   const done = packCorpus(source, pack).catch((error: unknown) => {
     pack.destroy(error instanceof Error ? error : new Error(String(error)));
     throw error;

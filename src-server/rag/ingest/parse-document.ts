@@ -142,7 +142,6 @@ export class ParserPool {
   private readonly recycleHeapShare: number;
 
   constructor(options: ParserPoolOptions = {}) {
-    preloadNativeModules();
     this.maxMemoryMb = options.maxMemoryMb ?? DEFAULT_PARSE_MEMORY_MB;
     this.parserModule = options.parserModule ?? defaultParserModule();
     this.size = Math.max(1, options.size ?? 1);
@@ -210,6 +209,11 @@ export class ParserPool {
 
   /** Starts queued jobs on idle workers, starting workers up to `size`. */
   private dispatch(): void {
+    // sharp loads in this thread before the first worker starts (see preloadNativeModules).
+    if (!nativeModulesLoaded) {
+      void preloadNativeModules().then(() => this.dispatch());
+      return;
+    }
     while (this.queue.length > 0 && !this.closed) {
       let worker = [...this.workers].find((w) => !w.busy && !w.gone);
       if (!worker) {
@@ -341,18 +345,22 @@ export class ParserPool {
   }
 }
 
-let preloaded = false;
+let preloading: Promise<void> | undefined;
+let nativeModulesLoaded = false;
 
 /**
  * Loads sharp (libvips) in the main thread before any worker does: a native library first
  * loaded by a worker is unloaded when that worker exits, under the feet of the next worker
- * still using it (sharp's documentation asks for exactly this). Best effort: without sharp,
- * image files fail in the worker with a clear error.
+ * still using it (sharp's documentation asks for exactly this). With the first document, not
+ * at start (it is 25 MB of memory a server that parses nothing does not need). Best effort:
+ * without sharp, image files fail in the worker with a clear error.
  */
-function preloadNativeModules(): void {
-  if (preloaded) return;
-  preloaded = true;
-  import("sharp").catch(() => undefined);
+function preloadNativeModules(): Promise<void> {
+  preloading ??= import("sharp").then(
+    () => undefined,
+    () => undefined,
+  ).finally(() => (nativeModulesLoaded = true));
+  return preloading;
 }
 
 /**
