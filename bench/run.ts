@@ -55,7 +55,7 @@ const PEER_PYTHON = path.join(BENCH_CACHE, "llama-server-venv", "bin", "python")
 const LLAMA_SERVER = process.env.BENCH_LLAMA_SERVER ?? llamaServerBinary();
 /**
  * `BENCH_PEER_HUGE_PAGES=1`: llama-server reads its model into memory backed by huge pages as
- * Pustaka does (`--no-mmap` and glibc's hugetlb tunable) instead of mapping the file, its
+ * Pustaka does (`--load-mode none`, no mmap, and glibc's hugetlb tunable) instead of mapping the file, its
  * default: what the lead owes to where the weights sit, and what to the serving code.
  */
 const PEER_HUGE_PAGES = process.env.BENCH_PEER_HUGE_PAGES === "1";
@@ -132,7 +132,7 @@ async function startLlamaServer(mode: { chat: number; model: string } | { embed:
       : // A batch must hold whole inputs for a non-causal encoder: one ubatch of the whole context.
         ["-m", mode.model, "-a", "minilm", "--embedding", "--pooling", "mean", "-c", String(512 * mode.embed), "-np", String(mode.embed), "-b", String(512 * mode.embed), "-ub", String(512 * mode.embed), ...common];
   const hugePages = PEER_HUGE_PAGES ? { GLIBC_TUNABLES: "glibc.malloc.hugetlb=1" } : {};
-  const server = await spawnUntil(LLAMA_SERVER, [...args, ...(PEER_HUGE_PAGES ? ["--no-mmap"] : [])], /listening on http:\/\//, { LD_LIBRARY_PATH: path.dirname(LLAMA_SERVER), ...hugePages });
+  const server = await spawnUntil(LLAMA_SERVER, [...args, ...(PEER_HUGE_PAGES ? ["--load-mode", "none"] : [])], /listening on http:\/\//, { LD_LIBRARY_PATH: path.dirname(LLAMA_SERVER), ...hugePages });
   return { ...server, url: `http://127.0.0.1:${port}` };
 }
 
@@ -182,7 +182,7 @@ async function main() {
   log(`# Pustaka benchmark (${String(report.date)})`);
   const cpu = cpuDescription();
   log(`CPU: **${cpu.model}**, ${os.cpus().length} cores (${cpu.flags.join(" ")}); threads per context: ${THREADS}; temperature 0`);
-  log(`llama-server: \`${LLAMA_SERVER}\`${PEER_HUGE_PAGES ? ", run with `--no-mmap` and `GLIBC_TUNABLES=glibc.malloc.hugetlb=1` (BENCH_PEER_HUGE_PAGES)" : ", its defaults (the model file mapped)"}\n`);
+  log(`llama-server: \`${LLAMA_SERVER}\`${PEER_HUGE_PAGES ? ", run with `--load-mode none` (no mmap) and `GLIBC_TUNABLES=glibc.malloc.hugetlb=1` (BENCH_PEER_HUGE_PAGES)" : ", its defaults (the model file mapped)"}\n`);
 
   // 1. Idle memory.
   if (want("idle")) {
