@@ -448,7 +448,8 @@ export function buildProgram(): Command {
       "\nEnvironment: PUSTAKA_API_KEY (admin key of the default workspace; otherwise one is generated\n" +
         "on first start and printed once), PUSTAKA_DATA_DIR, PUSTAKA_MODELS_DIR, PUSTAKA_HOST, PUSTAKA_PORT,\n" +
         "PUSTAKA_THREADS, PUSTAKA_HUGE_PAGES (off: map model files, never read them into huge pages),\n" +
-        "PUSTAKA_LOG_LEVEL. Flags win over the environment, which wins over --config.",
+        "PUSTAKA_DECODE_CHAIN (off: JavaScript starts every decode), PUSTAKA_LOG_LEVEL.\n" +
+        "Flags win over the environment, which wins over --config.",
     )
     .action((flags: ServeFlags) => serve(flags));
 

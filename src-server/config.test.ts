@@ -36,6 +36,13 @@ describe("loadConfig", () => {
     assert.throws(() => loadConfig({ defaults: { catalogPath: "/catalog.json" }, file: unknown, env: {} }), (e: unknown) => e instanceof ConfigError && /prot/.test(e.message));
   });
 
+  it("turns decode chaining off with PUSTAKA_DECODE_CHAIN, on by default, and refuses other values", () => {
+    const base = { defaults: { catalogPath: "/catalog.json" } };
+    assert.equal(loadConfig({ ...base, env: {} }).engine.decodeChain, "on");
+    assert.equal(loadConfig({ ...base, env: { PUSTAKA_DECODE_CHAIN: "off" } }).engine.decodeChain, "off");
+    assert.throws(() => loadConfig({ ...base, env: { PUSTAKA_DECODE_CHAIN: "maybe" } }), (e: unknown) => e instanceof ConfigError && /engine\.decodeChain/.test(e.message));
+  });
+
   it("takes the admin key from PUSTAKA_API_KEY only", () => {
     assert.equal(loadConfig({ defaults: { catalogPath: "/catalog.json" }, env: { PUSTAKA_API_KEY: "psk-abcdefghijklmnop" } }).apiKey, "psk-abcdefghijklmnop");
     // A key that could never authenticate is refused at start, not accepted and then locked out.

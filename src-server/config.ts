@@ -113,6 +113,12 @@ export const ConfigSchema = z
          * `off`: model files are always mapped.
          */
         hugePages: z.enum(["auto", "off"]).default("auto"),
+        /**
+         * `on`: a greedy reply generated alone has each next token picked and decoded by
+         * llama.cpp's decode thread as soon as the previous decode ends, without waiting for
+         * JavaScript (the same tokens; see docs/models.md). `off`: JavaScript starts every decode.
+         */
+        decodeChain: z.enum(["on", "off"]).default("on"),
       })
       .prefault({}),
     chat: z
@@ -520,8 +526,8 @@ function fromEnv(env: NodeJS.ProcessEnv): ConfigInput {
   if (env.PUSTAKA_REPLICA_ID) out.replicaId = env.PUSTAKA_REPLICA_ID;
   if (env.PUSTAKA_MODELS_DIR) out.modelsDir = env.PUSTAKA_MODELS_DIR;
   if (env.PUSTAKA_LOG_LEVEL) out.logLevel = env.PUSTAKA_LOG_LEVEL;
-  if (env.PUSTAKA_THREADS || env.PUSTAKA_HUGE_PAGES) {
-    out.engine = { ...(env.PUSTAKA_THREADS ? { threads: Number(env.PUSTAKA_THREADS) } : {}), ...(env.PUSTAKA_HUGE_PAGES ? { hugePages: env.PUSTAKA_HUGE_PAGES } : {}) };
+  if (env.PUSTAKA_THREADS || env.PUSTAKA_HUGE_PAGES || env.PUSTAKA_DECODE_CHAIN) {
+    out.engine = { ...(env.PUSTAKA_THREADS ? { threads: Number(env.PUSTAKA_THREADS) } : {}), ...(env.PUSTAKA_HUGE_PAGES ? { hugePages: env.PUSTAKA_HUGE_PAGES } : {}), ...(env.PUSTAKA_DECODE_CHAIN ? { decodeChain: env.PUSTAKA_DECODE_CHAIN } : {}) };
   }
   return out;
 }

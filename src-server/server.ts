@@ -229,7 +229,7 @@ export async function createServer(config: Config, options: ServerOptions): Prom
       ggufWorkerModule: options.workers?.ggufReader,
     });
     const local = new LlamaEngine(
-      { gpu: config.engine.gpu, threads: config.engine.threads, idleUnloadSeconds: config.engine.idleUnloadSeconds, build: config.engine.build, hugePages: hugePagePlan(config.engine.hugePages, probeHugePages(startupGlibcTunables())), onActivity: options.onEngineActivity, chat: config.chat, embeddings: config.embeddings, rerank: { contexts: config.rerank.contexts } },
+      { gpu: config.engine.gpu, threads: config.engine.threads, idleUnloadSeconds: config.engine.idleUnloadSeconds, build: config.engine.build, hugePages: hugePagePlan(config.engine.hugePages, probeHugePages(startupGlibcTunables())), decodeChain: config.engine.decodeChain === "on", onActivity: options.onEngineActivity, chat: config.chat, embeddings: config.embeddings, rerank: { contexts: config.rerank.contexts } },
       logger,
     );
     const up = config.upstreams;

@@ -38,6 +38,8 @@ export interface LlamaEngineOptions {
   onActivity?: (work: ActiveWork[]) => void;
   /** Whether models are read into huge-page-backed memory (see huge-pages.ts); default: their files are mapped. */
   hugePages?: HugePagePlan;
+  /** Whether llama.cpp's decode thread may decode a lone greedy sequence's next token at once (default true). */
+  decodeChain?: boolean;
 }
 
 export class LlamaEngine implements InferenceEngine {
@@ -295,6 +297,7 @@ export class LlamaEngine implements InferenceEngine {
     const threads = this.threads(llama);
     return new LoadedModel(entry, llama, model, {
       threads,
+      decodeChain: this.options.decodeChain ?? true,
       chat: this.options.chat,
       embeddings: { ...this.options.embeddings, maxQueued: Number.MAX_SAFE_INTEGER },
       rerank: { contexts: this.options.rerank.contexts, maxQueued: Number.MAX_SAFE_INTEGER },

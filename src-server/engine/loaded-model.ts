@@ -19,6 +19,8 @@ export const MAX_ENCODER_CONTEXT = 8192;
 
 export interface LoadedModelOptions {
   threads: number;
+  /** node-llama-cpp's decode chaining as patched (BatchingOptions.decodeChain); default true. */
+  decodeChain?: boolean;
   chat: { contextSize: number; sequences: number; maxQueued: number; promptCache: boolean; batchWaitMs?: number };
   embeddings: { contexts: number; maxQueued: number; batchSequences?: number; batchTokens?: number };
   rerank: { contexts: number; maxQueued: number };
@@ -123,7 +125,10 @@ export class LoadedModel {
       contextSize: Math.min(contextSize, this.model.trainContextSize),
       sequences,
       threads: this.options.threads,
-      ...(batchWaitMs > 0 && sequences > 1 ? { batching: { gather: createBatchGather({ ...DEFAULT_BATCH_GATHER, maxWaitMs: batchWaitMs }) } } : {}),
+      batching: {
+        decodeChain: this.options.decodeChain ?? true,
+        ...(batchWaitMs > 0 && sequences > 1 ? { gather: createBatchGather({ ...DEFAULT_BATCH_GATHER, maxWaitMs: batchWaitMs }) } : {}),
+      },
     });
     const all: LlamaContextSequence[] = [];
     for (let i = 0; i < sequences; i++) all.push(context.getSequence());
