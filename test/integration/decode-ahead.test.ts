@@ -111,6 +111,15 @@ async function stoppedThenFollowedUp(context: LlamaContext, options: { maxTokens
   }
 }
 
+/** A stopped reply and the turn after it hold the reference's tokens, count and cache. */
+function assertSameStateAfterStop(turns: Awaited<ReturnType<typeof stoppedThenFollowedUp>>, reference: Awaited<ReturnType<typeof stoppedThenFollowedUp>>): void {
+  assert.deepEqual(turns.first.contextTokens, reference.first.contextTokens);
+  assert.equal(turns.first.outputTokens, reference.first.outputTokens, "a dropped token is not counted as generated");
+  assert.equal(turns.first.kvMax, turns.first.contextTokens.length - 1, "the dropped token left the KV cache");
+  assert.equal(turns.second.text, reference.second.text, "the next turn continues from the same state");
+  assert.deepEqual(turns.second.contextTokens, reference.second.contextTokens);
+}
+
 describe("decoding ahead", () => {
   let llama: Llama;
   let gemma: LlamaModel;
@@ -173,11 +182,7 @@ describe("decoding ahead", () => {
       assert.ok(reference.first.text.length < reference.probe.text.length, "the stop trigger ended the reply early");
       assert.equal(turns.first.text, reference.first.text);
       assert.ok(counts.dropped >= 1, "the token after the stop trigger had been decoded ahead and was dropped");
-      assert.deepEqual(turns.first.contextTokens, reference.first.contextTokens);
-      assert.equal(turns.first.outputTokens, reference.first.outputTokens, "a dropped token is not counted as generated");
-      assert.equal(turns.first.kvMax, turns.first.contextTokens.length - 1, "the dropped token left the KV cache");
-      assert.equal(turns.second.text, reference.second.text, "the next turn continues from the same state");
-      assert.deepEqual(turns.second.contextTokens, reference.second.contextTokens);
+      assertSameStateAfterStop(turns, reference);
     } finally {
       await context.dispose();
     }
@@ -266,11 +271,7 @@ describe("decoding ahead", () => {
       assert.ok(chainStats(chained).chained >= 40, `the replies were chained (${chainStats(chained).chained})`);
       assert.ok(counts.dropped >= 1, "the token after the stop trigger had been decoded and was dropped");
       assert.equal(turns.first.text, reference.first.text);
-      assert.deepEqual(turns.first.contextTokens, reference.first.contextTokens);
-      assert.equal(turns.first.outputTokens, reference.first.outputTokens, "a dropped token is not counted as generated");
-      assert.equal(turns.first.kvMax, turns.first.contextTokens.length - 1, "the dropped token left the KV cache");
-      assert.equal(turns.second.text, reference.second.text, "the next turn continues from the same state");
-      assert.deepEqual(turns.second.contextTokens, reference.second.contextTokens);
+      assertSameStateAfterStop(turns, reference);
     } finally {
       await plain.dispose();
       await chained.dispose();

@@ -70,16 +70,21 @@ export interface VerifiedBundle {
  * @throws BundleError (what a person can act on), or the visitor's own error
  */
 export async function readBundle(input: AsyncIterable<Uint8Array>, decryption: BundleDecryption, options: ReadOptions = {}): Promise<VerifiedBundle> {
-  const { Decrypter } = await import("age-encryption");
+  // Both loaded before decryption starts: nothing waits between its start and the first read.
+  const [{ Decrypter }, { default: tarStream }] = await Promise.all([import("age-encryption"), import("tar-stream")]);
   const decrypter = new Decrypter();
   if (decryption.passphrase !== undefined) decrypter.addPassphrase(decryption.passphrase);
   for (const identity of decryption.identities ?? []) decrypter.addIdentity(identity);
-  // Whether the encrypted input was read to its end when decryption failed: a tag that does
-  // not verify after the end is a bundle cut short (or altered in its last bytes).
-  let inputEnded = false;
+  // What the encrypted input held, to tell a chunk that fails in the middle of the payload
+  // (altered) from a failing last chunk (cut short, or its last bytes altered): age's streams
+  // read ahead of decryption, so whether the input had ended says neither.
+  const layout = new PayloadLayout();
   async function* tracked(): AsyncGenerator<Uint8Array> {
-    for await (const chunk of input) yield chunk;
-    inputEnded = true;
+    for await (const chunk of input) {
+      layout.saw(chunk);
+      yield chunk;
+    }
+    layout.ended = true;
   }
   let plain: ReadableStream<Uint8Array>;
   try {
@@ -88,21 +93,31 @@ export async function readBundle(input: AsyncIterable<Uint8Array>, decryption: B
     throw headerError(error);
   }
 
-  const { default: tarStream } = await import("tar-stream");
   const extract = tarStream.extract();
   let plaintextBytes = 0;
   const feeding = (async () => {
+    const reader = plain.getReader();
     try {
-      for await (const chunk of plain as unknown as AsyncIterable<Uint8Array>) {
-        plaintextBytes += chunk.length;
+      // A read is always waiting on the decrypted stream, so each chunk that decrypts is taken
+      // (and counted) as it comes out: one still queued when a later chunk fails is dropped.
+      let next = reader.read();
+      for (;;) {
+        const { done, value } = await next;
+        if (done) break;
+        plaintextBytes += value.length;
+        next = reader.read();
+        next.catch(() => undefined);
         // The reader stopped (it found the bundle wrong): stop decrypting too.
-        if (extract.destroyed) return;
-        if (!extract.write(chunk)) await Promise.race([once(extract, "drain"), once(extract, "close")]);
+        if (extract.destroyed) {
+          await reader.cancel().catch(() => undefined);
+          return;
+        }
+        if (!extract.write(value)) await Promise.race([once(extract, "drain"), once(extract, "close")]);
       }
       // streamx's end() takes no argument; its typings ask for one.
       (extract as unknown as { end(): void }).end();
     } catch (error) {
-      const failure = error instanceof BundleError ? error : payloadError(error, inputEnded);
+      const failure = error instanceof BundleError ? error : payloadError(error, layout.failedInLastChunk(plaintextBytes));
       extract.destroy(failure);
       throw failure;
     }
@@ -197,11 +212,50 @@ function headerError(error: unknown): BundleError {
   return new BundleError("bundle_format_unknown", "The file is not a Pustaka corpus bundle (it is not an age-encrypted file).");
 }
 
-/** What a failure to decrypt the body means: a tag that fails once the input has ended is a bundle cut short. */
-function payloadError(error: unknown, inputEnded: boolean): BundleError {
+/** What a failure to decrypt the body means: a failing last chunk is a bundle cut short (or its last bytes altered). */
+function payloadError(error: unknown, lastChunk: boolean): BundleError {
   const message = error instanceof Error ? error.message : String(error);
-  if (inputEnded || /final chunk is empty|ciphertext is too small/.test(message)) return new BundleError("bundle_truncated", "The bundle is cut short, or its last bytes were changed.");
+  if (lastChunk || /final chunk is empty|ciphertext is too small/.test(message)) return new BundleError("bundle_truncated", "The bundle is cut short, or its last bytes were changed.");
   return new BundleError("bundle_tampered", "The bundle was altered: part of it does not decrypt.");
+}
+
+/** age's payload: after the header (ending with its `--- <mac>` line) a 16-byte nonce, then chunks of 64 KiB of plaintext and a 16-byte tag, the last one shorter. */
+const AGE_NONCE_BYTES = 16;
+const AGE_CHUNK_PLAINTEXT = 64 * 1024;
+const AGE_CHUNK_CIPHERTEXT = AGE_CHUNK_PLAINTEXT + 16;
+const HEADER_END = Buffer.from("\n--- ");
+
+/** How many bytes an age file held and where its header ended, from its bytes as they were read. */
+class PayloadLayout {
+  ended = false;
+  private total = 0;
+  private headerBytes: number | null = null;
+  private head = Buffer.alloc(0);
+
+  saw(chunk: Uint8Array): void {
+    if (this.headerBytes === null && this.head.length < 1 << 20) {
+      this.head = Buffer.concat([this.head, chunk]);
+      const mac = this.head.indexOf(HEADER_END);
+      const lineEnd = mac < 0 ? -1 : this.head.indexOf(0x0a, mac + HEADER_END.length);
+      if (lineEnd >= 0) {
+        this.headerBytes = lineEnd + 1;
+        this.head = Buffer.alloc(0);
+      }
+    }
+    this.total += chunk.length;
+  }
+
+  /**
+   * Whether a decryption failure after `decrypted` bytes of plaintext (every chunk that
+   * decrypted) is in the payload's last chunk. Only once the input has ended: before, more was
+   * still to come, so the chunk that failed was not the last.
+   */
+  failedInLastChunk(decrypted: number): boolean {
+    if (!this.ended || this.headerBytes === null) return this.ended;
+    const payload = this.total - this.headerBytes - AGE_NONCE_BYTES;
+    const chunks = Math.max(1, Math.ceil(payload / AGE_CHUNK_CIPHERTEXT));
+    return Math.floor(decrypted / AGE_CHUNK_PLAINTEXT) >= chunks - 1;
+  }
 }
 
 function isTarError(error: unknown): boolean {

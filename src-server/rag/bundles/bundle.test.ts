@@ -215,6 +215,42 @@ describe("corpus bundles: the format", () => {
     assert.equal(await refusal(Buffer.from(await encrypter.encrypt("hello, not a tar"))), "bundle_format_unknown");
   });
 
+  it("tells a byte flipped in a small bundle's first chunk from one cut short, however far age has read ahead", async () => {
+    // Two age chunks, read from memory in 64 KiB pieces that come at once: age's streams have
+    // read the whole input by the time the first chunk fails (the e2e test's bundle; this was
+    // reported as "cut short" most of the time when the input's end decided it).
+    const entries = await entriesOf(await bundle());
+    const pack = tar.pack();
+    for (const e of [entries[0]!, { name: "originals/doc_0001", data: randomBytes(90_000) }]) pack.entry({ name: e.name, size: e.data.length }, e.data);
+    pack.finalize();
+    const encrypter = new Encrypter();
+    encrypter.setPassphrase(PASSPHRASE);
+    encrypter.setScryptWorkFactor(10); // forty readings: not the default's second of scrypt each
+    const small = await collect(await encrypter.encrypt(webStreamOf(pack as AsyncIterable<Uint8Array>)));
+    assert.ok(small.length > 65_552 && small.length < 2 * 65_552, `two chunks (${small.length} bytes)`);
+    const flipped = Buffer.from(small);
+    flipped[2_000]! ^= 0x40;
+    const lastFlipped = Buffer.from(small);
+    lastFlipped[small.length - 5]! ^= 0x40;
+    const codes = { first: new Set<string>(), last: new Set<string>(), cut: new Set<string>() };
+    for (let i = 0; i < 15; i++) {
+      const read = async (bytes: Buffer) => {
+        try {
+          await readBundle(chunksOf(bytes, 65_536), { passphrase: PASSPHRASE });
+          return "accepted";
+        } catch (error) {
+          return error instanceof BundleError ? error.code : String(error);
+        }
+      };
+      codes.first.add(await read(flipped));
+      codes.last.add(await read(lastFlipped));
+      codes.cut.add(await read(small.subarray(0, small.length - 1000)));
+    }
+    assert.deepEqual([...codes.first], ["bundle_tampered"]);
+    assert.deepEqual([...codes.last], ["bundle_truncated"], "a failing last chunk reads as cut short, or its last bytes changed");
+    assert.deepEqual([...codes.cut], ["bundle_truncated"]);
+  });
+
   it("refuses content altered by someone who knows the passphrase: an altered entry, a dropped one, an added one", async () => {
     const entries = await entriesOf(await bundle());
     const altered = entries.map((e) => (e.name.startsWith("passages/000002") ? { ...e, data: Buffer.from(e.data.toString("utf8").replace("Passage 3 of", "Passage 9 of")) } : e));
